@@ -1,0 +1,53 @@
+# The two commands of the README are `make book` and `make test`; everything they need is installed here.
+#
+#   make book                         set up .venv, execute notebooks with no executed copy yet, build _build/html
+#   make test                         set up .venv, then the whole test suite (notebooks under `smoke`, book build)
+#   make run [PROFILE=cpu] [NB=name]  re-execute stale (or the named) notebooks into book/
+#   make status [PROFILE=cpu]         which executed notebooks are missing, stale or fresh
+#
+# GPU users: choose the torch build first, e.g.
+#   make book TORCH="torch==2.13.0" TORCH_INDEX="--index-url https://download.pytorch.org/whl/cu128"
+
+PYTHON ?= python3
+VENV ?= .venv
+# Installed before anything else, so no other package can pull in a torch build you did not choose.
+TORCH ?= torch==2.13.0
+TORCH_INDEX ?=
+PROFILE ?= cpu
+NB ?=
+
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install book html run status test clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml requirements-offline.txt Makefile
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install "$(TORCH)" $(TORCH_INDEX)
+	$(BIN)/python -m pip install --no-deps -r requirements-offline.txt
+	$(BIN)/python -m pip install -e ".[book,test]"
+	@touch $@
+
+run: $(STAMP)
+	$(BIN)/python -m mtllib.book run --profile $(PROFILE) $(NB)
+
+status: $(STAMP)
+	$(BIN)/python -m mtllib.book status --profile $(PROFILE)
+
+html: $(STAMP)
+	$(BIN)/jupyter-book build . --all -W -n --keep-going
+	@echo "The book is in _build/html: open $(CURDIR)/_build/html/index.html"
+
+book: $(STAMP)
+	$(BIN)/python -m mtllib.book run --missing --profile $(PROFILE)
+	$(MAKE) --no-print-directory html
+
+# pytest exits 5 when it collected no test: that is a failure here, not a pass.
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf _build .pytest_cache

@@ -1,0 +1,296 @@
+"""Execute the source notebooks with papermill into ``book/``, and know which executed copies are stale.
+
+Command line (what ``make book`` and ``make run`` call)::
+
+    python -m mtllib.book status [--profile cpu]
+    python -m mtllib.book run [--profile cpu] [--force | --missing] [NOTEBOOK ...]
+
+``run`` re-executes the named notebooks, or else every notebook whose executed copy is missing or stale;
+``--missing`` executes only those without an executed copy (and lists the stale ones with a warning);
+``--force`` re-executes all. A profile is a YAML file ``notebooks/params/<profile>.yml`` that maps every
+notebook name to the parameters it runs with (see ``notebooks/params/README.md``).
+
+An executed copy is *stale* when the hash stored in its metadata differs from the hash of: the source
+notebook's cells, the profile's parameters for it, and every ``.py`` file of ``mtllib``. Executed copies are
+written atomically (a temporary file in ``book/``, then a rename), so a crash never leaves half a notebook.
+Each records its profile, parameters, date, git commit and run time in ``metadata["mtllib"]`` and shows them
+in a "Run record" box under its title.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_ROOT = PACKAGE_DIR.parent
+RUN_RECORD_TAG = "run-record"
+
+
+class RunnerError(Exception):
+    """A bad request (unknown profile, notebook or parameter); raised before any notebook runs."""
+
+
+class NotebookFailed(RunnerError):
+    """A notebook raised while executing; the message names the notebook, the cell and the error."""
+
+
+def _say(message: str) -> None:
+    print(message, flush=True)
+
+
+@dataclass
+class Project:
+    """Where the source notebooks, the profiles and the executed copies live (tests point this at a tmp dir)."""
+
+    root: Path = REPO_ROOT
+    book_dir: Path | None = None
+    library_dir: Path = PACKAGE_DIR
+    _profiles: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        self.root = Path(self.root)
+        self.book_dir = Path(self.book_dir) if self.book_dir is not None else self.root / "book"
+
+    @property
+    def notebooks_dir(self) -> Path:
+        return self.root / "notebooks"
+
+    @property
+    def params_dir(self) -> Path:
+        return self.notebooks_dir / "params"
+
+    # -- inventory -----------------------------------------------------------------------------------
+    def notebook_names(self) -> list[str]:
+        return sorted(p.stem for p in self.notebooks_dir.glob("*.ipynb"))
+
+    def profile_names(self) -> list[str]:
+        return sorted(p.stem for p in self.params_dir.glob("*.yml"))
+
+    def source(self, name: str) -> Path:
+        return self.notebooks_dir / f"{name}.ipynb"
+
+    def executed(self, name: str) -> Path:
+        return self.book_dir / f"{name}.ipynb"
+
+    # -- profiles ------------------------------------------------------------------------------------
+    def profile(self, profile: str) -> dict[str, dict]:
+        """``{notebook: {param: value}}`` for a profile, checked against the notebooks' parameter cells."""
+        if profile in self._profiles:
+            return self._profiles[profile]
+        choices = self.profile_names()
+        if profile not in choices:
+            raise RunnerError(f"unknown profile {profile!r}; choose one of: {', '.join(choices)}")
+        path = self.params_dir / f"{profile}.yml"
+        data = yaml.safe_load(path.read_text()) or {}
+        if not isinstance(data, dict) or not all(isinstance(v, (dict, type(None))) for v in data.values()):
+            raise RunnerError(f"{path}: expected a mapping of notebook name -> mapping of parameters")
+        names = self.notebook_names()
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise RunnerError(f"{path}: unknown notebook(s) {unknown}; notebooks are: {', '.join(names)}")
+        missing = sorted(set(names) - set(data))
+        if missing:
+            raise RunnerError(f"{path}: no entry for notebook(s) {missing} (an empty mapping `{{}}` is fine)")
+        params = {name: dict(data[name] or {}) for name in names}
+        for name, values in params.items():
+            declared = declared_parameters(self.source(name))
+            bad = sorted(set(values) - set(declared))
+            if bad:
+                raise RunnerError(
+                    f"{path}: notebook {name!r} has no parameter(s) {bad}; its parameters are: {', '.join(declared)}"
+                )
+        self._profiles[profile] = params
+        return params
+
+    # -- staleness -----------------------------------------------------------------------------------
+    def source_hash(self, name: str, parameters: dict) -> str:
+        """Hash of what determines an executed copy: cells of the source, parameters, mtllib's code."""
+        h = hashlib.sha256()
+        nb = json.loads(self.source(name).read_text())
+        cells = [(c["cell_type"], "".join(c["source"]) if isinstance(c["source"], list) else c["source"]) for c in nb["cells"]]
+        h.update(json.dumps(cells).encode())
+        h.update(json.dumps(parameters, sort_keys=True, default=str).encode())
+        for path in sorted(self.library_dir.rglob("*.py")):
+            h.update(path.relative_to(self.library_dir).as_posix().encode())
+            h.update(path.read_bytes())
+        return h.hexdigest()
+
+    def state(self, name: str, profile: str) -> str:
+        """``"missing"``, ``"stale"`` or ``"fresh"`` for the executed copy of ``name`` under ``profile``."""
+        path = self.executed(name)
+        if not path.exists():
+            return "missing"
+        try:
+            stored = json.loads(path.read_text())["metadata"].get("mtllib", {}).get("source_hash")
+        except (json.JSONDecodeError, KeyError):
+            return "stale"
+        return "fresh" if stored == self.source_hash(name, self.profile(profile)[name]) else "stale"
+
+
+def declared_parameters(path: Path) -> list[str]:
+    """Names assigned in the notebook's cell tagged ``parameters`` (papermill's own parser)."""
+    import papermill
+
+    return list(papermill.inspect_notebook(str(path)).keys())
+
+
+def git_commit(root: Path) -> str:
+    """Short commit of ``root``, with ``-dirty`` when the work tree has changes; ``"unknown"`` outside git."""
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return sha + ("-dirty" if dirty else "")
+
+
+def _format_duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes} min {secs:02d} s" if minutes else f"{seconds:.1f} s"
+
+
+def _run_record_cell(record: dict):
+    import nbformat
+
+    params = ", ".join(f"`{k}={v!r}`" for k, v in record["parameters"].items()) or "the notebook's defaults"
+    text = (
+        "```{admonition} Run record\n"
+        f"Executed with profile **{record['profile']}** on {record['executed_at']} "
+        f"at commit `{record['commit']}` in {_format_duration(record['run_time_s'])} "
+        f"(Python {record['python']}, torch {record['torch']}).\n"
+        f"Parameters: {params}.\n"
+        "```"
+    )
+    cell = nbformat.v4.new_markdown_cell(text)
+    cell.metadata["tags"] = [RUN_RECORD_TAG]
+    cell["id"] = RUN_RECORD_TAG
+    return cell
+
+
+def execute(project: Project, name: str, profile: str) -> Path:
+    """Execute one notebook with the profile's parameters into ``book/`` atomically; return the output path."""
+    import nbformat
+    import papermill
+    import torch
+
+    parameters = project.profile(profile)[name]
+    project.book_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".partial.ipynb", dir=project.book_dir)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    start = time.perf_counter()
+    try:
+        try:
+            papermill.execute_notebook(
+                str(project.source(name)),
+                str(tmp),
+                parameters=parameters,
+                kernel_name="python3",
+                progress_bar=False,
+                cwd=str(project.notebooks_dir),
+            )
+        except papermill.PapermillExecutionError as err:
+            first_line = next((line for line in err.source.splitlines() if line.strip()), "")
+            raise NotebookFailed(
+                f"notebook {name!r} failed in cell {err.cell_index} ({first_line.strip()!r}): {err.ename}: {err.evalue}"
+            ) from None
+        elapsed = time.perf_counter() - start
+        nb = nbformat.read(tmp, as_version=4)
+        record = {
+            "profile": profile,
+            "parameters": parameters,
+            "source_hash": project.source_hash(name, parameters),
+            "commit": git_commit(project.root),
+            "executed_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "run_time_s": round(elapsed, 1),
+            "python": ".".join(map(str, sys.version_info[:3])),
+            "torch": torch.__version__,
+        }
+        nb.metadata["mtllib"] = record
+        nb.cells = [c for c in nb.cells if RUN_RECORD_TAG not in c.metadata.get("tags", [])]
+        nb.cells.insert(1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0, _run_record_cell(record))
+        nbformat.write(nb, tmp)
+        final = project.executed(name)
+        os.replace(tmp, final)
+        return final
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def select(project: Project, profile: str, names: list[str], force: bool = False, missing_only: bool = False) -> tuple[list[str], list[str]]:
+    """Validate the request and return ``(to_run, stale_not_run)``; raises :class:`RunnerError` before any work."""
+    all_names = project.notebook_names()
+    unknown = [n for n in names if n not in all_names]
+    if unknown:
+        raise RunnerError(f"unknown notebook(s) {unknown}; notebooks are: {', '.join(all_names)}")
+    project.profile(profile)  # validates the profile and every parameter in it
+    if names:
+        return list(names), []
+    states = {n: project.state(n, profile) for n in all_names}
+    if force:
+        return all_names, []
+    if missing_only:
+        return [n for n in all_names if states[n] == "missing"], [n for n in all_names if states[n] == "stale"]
+    return [n for n in all_names if states[n] != "fresh"], []
+
+
+def run(project: Project, profile: str, names: list[str], force: bool = False, missing_only: bool = False, log=_say) -> list[Path]:
+    """Execute the selected notebooks one by one, stopping at the first failure."""
+    to_run, stale = select(project, profile, names, force=force, missing_only=missing_only)
+    for n in stale:
+        log(f"warning: book/{n}.ipynb is stale for profile {profile!r} (re-run with `make run NB={n}`)")
+    if not to_run:
+        log(f"nothing to execute for profile {profile!r}: every executed notebook is up to date")
+    outputs = []
+    for i, n in enumerate(to_run, 1):
+        log(f"[{i}/{len(to_run)}] {n} (profile {profile}) ...")
+        start = time.perf_counter()
+        outputs.append(execute(project, n, profile))
+        log(f"[{i}/{len(to_run)}] {n} done in {_format_duration(time.perf_counter() - start)}")
+    return outputs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mtllib.book", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_status = sub.add_parser("status", help="show which executed notebooks are missing, stale or fresh")
+    p_run = sub.add_parser("run", help="execute missing/stale notebooks, or the named ones, into book/")
+    for p in (p_status, p_run):
+        p.add_argument("--profile", default="cpu", help="parameter profile in notebooks/params (default: cpu)")
+    p_run.add_argument("notebooks", nargs="*", help="notebook names (file stems) to execute")
+    group = p_run.add_mutually_exclusive_group()
+    group.add_argument("--force", action="store_true", help="re-execute every notebook")
+    group.add_argument("--missing", action="store_true", help="only notebooks with no executed copy; warn about stale ones")
+    args = parser.parse_args(argv)
+    project = Project()
+    try:
+        if args.command == "status":
+            project.profile(args.profile)
+            for n in project.notebook_names():
+                print(f"{project.state(n, args.profile):8s} {n}")
+            return 0
+        names = [Path(n).stem for n in args.notebooks]
+        run(project, args.profile, names, force=args.force, missing_only=args.missing)
+    except NotebookFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except RunnerError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

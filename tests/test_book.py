@@ -1,0 +1,128 @@
+"""The notebook runner: profiles, stale detection, atomic writes, error reporting (on a throw-away project)."""
+
+import json
+
+import nbformat
+import pytest
+
+from mtllib import book
+
+
+def _notebook(path, params_src, body_src):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells.append(nbformat.v4.new_markdown_cell("# Title"))
+    cell = nbformat.v4.new_code_cell(params_src)
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells.append(cell)
+    nb.cells.append(nbformat.v4.new_code_cell(body_src))
+    nbformat.write(nb, path)
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "notebooks" / "params").mkdir(parents=True)
+    _notebook(tmp_path / "notebooks" / "alpha.ipynb", "x = 1", "print('x is', x * 2)")
+    _notebook(tmp_path / "notebooks" / "beta.ipynb", "y = 'a'", "print(y)")
+    (tmp_path / "notebooks" / "params" / "cpu.yml").write_text("alpha:\n  x: 21\nbeta: {}\n")
+    (tmp_path / "notebooks" / "params" / "smoke.yml").write_text("alpha: {}\nbeta: {}\n")
+    return book.Project(root=tmp_path)
+
+
+def _outputs_text(path):
+    nb = nbformat.read(path, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+def test_run_executes_with_profile_parameters_and_records_them(project):
+    assert [project.state(n, "cpu") for n in ("alpha", "beta")] == ["missing", "missing"]
+    book.run(project, "cpu", [], log=lambda m: None)
+    out = project.executed("alpha")
+    assert "x is 42" in _outputs_text(out)
+    record = json.loads(out.read_text())["metadata"]["mtllib"]
+    assert record["profile"] == "cpu" and record["parameters"] == {"x": 21}
+    assert record["run_time_s"] > 0 and record["commit"] and record["executed_at"].endswith("UTC")
+    nb = nbformat.read(out, as_version=4)
+    assert book.RUN_RECORD_TAG in nb.cells[1].metadata["tags"]
+    assert "profile **cpu**" in nb.cells[1].source and "`x=21`" in nb.cells[1].source
+    assert [project.state(n, "cpu") for n in ("alpha", "beta")] == ["fresh", "fresh"]
+    assert project.state("alpha", "smoke") == "stale"  # executed with other parameters
+
+
+def test_changes_to_source_or_parameters_make_a_copy_stale(project):
+    book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    assert project.state("alpha", "cpu") == "fresh"
+    (project.params_dir / "cpu.yml").write_text("alpha:\n  x: 22\nbeta: {}\n")
+    project._profiles.clear()
+    assert project.state("alpha", "cpu") == "stale"
+    (project.params_dir / "cpu.yml").write_text("alpha:\n  x: 21\nbeta: {}\n")
+    project._profiles.clear()
+    assert project.state("alpha", "cpu") == "fresh"
+    _notebook(project.source("alpha"), "x = 1", "print('x is', x * 3)")
+    assert project.state("alpha", "cpu") == "stale"
+
+
+def test_library_source_is_part_of_the_hash(project, tmp_path):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "m.py").write_text("A = 1\n")
+    project.library_dir = lib
+    before = project.source_hash("alpha", {})
+    (lib / "m.py").write_text("A = 2\n")
+    assert project.source_hash("alpha", {}) != before
+
+
+def test_missing_only_runs_missing_and_warns_about_stale(project):
+    book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    _notebook(project.source("alpha"), "x = 1", "print('changed')")
+    to_run, stale = book.select(project, "cpu", [], missing_only=True)
+    assert (to_run, stale) == (["beta"], ["alpha"])
+    messages = []
+    book.run(project, "cpu", [], missing_only=True, log=messages.append)
+    assert any("warning" in m and "alpha" in m and "stale" in m for m in messages)
+    assert "changed" not in _outputs_text(project.executed("alpha"))  # not re-run
+    assert book.select(project, "cpu", [], force=True)[0] == ["alpha", "beta"]
+
+
+def test_failing_notebook_reports_cell_and_error_and_keeps_previous_copy(project):
+    book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    previous = project.executed("alpha").read_bytes()
+    _notebook(project.source("alpha"), "x = 1", "raise ValueError('boom at x=%d' % x)")
+    with pytest.raises(book.NotebookFailed) as err:
+        book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    message = str(err.value)
+    assert "'alpha'" in message and "cell 3" in message and "ValueError: boom at x=21" in message
+    assert project.executed("alpha").read_bytes() == previous  # untouched
+    assert sorted(p.name for p in project.book_dir.iterdir()) == ["alpha.ipynb"]  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    "profile, names, match",
+    [
+        ("gpu", [], r"unknown profile 'gpu'; choose one of: cpu, smoke"),
+        ("cpu", ["gamma"], r"unknown notebook\(s\) \['gamma'\]; notebooks are: alpha, beta"),
+    ],
+)
+def test_bad_requests_fail_before_any_work(project, profile, names, match):
+    with pytest.raises(book.RunnerError, match=match):
+        book.run(project, profile, names, log=lambda m: None)
+    assert not project.book_dir.exists()
+
+
+def test_unknown_parameter_lists_the_notebook_parameters(project):
+    (project.params_dir / "cpu.yml").write_text("alpha:\n  z: 3\nbeta: {}\n")
+    with pytest.raises(book.RunnerError, match=r"'alpha' has no parameter\(s\) \['z'\]; its parameters are: x"):
+        book.run(project, "cpu", [], log=lambda m: None)
+    assert not project.book_dir.exists()
+
+
+def test_profile_must_name_every_notebook(project):
+    (project.params_dir / "cpu.yml").write_text("alpha: {}\n")
+    with pytest.raises(book.RunnerError, match=r"no entry for notebook\(s\) \['beta'\]"):
+        project.profile("cpu")
+
+
+def test_cli_exit_codes(capsys):
+    assert book.main(["status", "--profile", "nope"]) == 2
+    assert "unknown profile 'nope'" in capsys.readouterr().err
+    assert book.main(["run", "--profile", "cpu", "no_such_notebook"]) == 2
