@@ -5,6 +5,10 @@ One module per concept of the papers this project reproduces:
 - :mod:`mtllib.assets`     where the offline default model and corpora live (PyPI wheels, no network)
 - :mod:`mtllib.corpora`    the raw offline corpora (BBC News topics, tweet sentiment) as tables
 - :mod:`mtllib.runtime`    seeds, device selection and bf16 autocast
+- :mod:`mtllib.archs`      one table mapping each supported architecture to its attention modules
+- :mod:`mtllib.gates`      head gates xi_h (Eq. 3 of the main paper), as hooks on W_O
+- :mod:`mtllib.models`     a shared encoder with one output head per task; heterogeneous batches
+- :mod:`mtllib.importance` head importance I_h (Eq. 4) and the pruning masks of IAP (Sec. 4.1)
 - :mod:`mtllib.book`       the notebook runner behind ``make book`` / ``make run``
 """
 
