@@ -32,7 +32,6 @@ class HeadGates:
         self.model = model
         self.layers = attention_layers(model)
         self.num_layers, self.num_heads = num_layers_heads(base_model(model))
-        self._values = None
         self.values = values
         self._handles: list = []
 
@@ -53,15 +52,17 @@ class HeadGates:
             if values.dim() not in (2, 3) or tuple(values.shape[-2:]) != self.shape:
                 raise ValueError(f"gate values must have shape [L, H] = {list(self.shape)} or [B, L, H]; got {list(values.shape)}")
         self._values = values
+        # all ones and no gradient wanted: skip the multiplication altogether (it would change nothing)
+        self._identity = values is None or (not values.requires_grad and bool((values == 1).all()))
 
     # -- hooks -------------------------------------------------------------------------------------------
     def _hook(self, layer_index: int):
         num_heads = self.num_heads
 
         def pre_hook(module, args):
-            values = self._values
-            if values is None:
+            if self._identity:
                 return None  # all gates at 1: the module sees its input untouched
+            values = self._values
             (x, *rest) = args
             batch, seq, width = x.shape
             gate = values[..., layer_index, :].to(dtype=x.dtype, device=x.device)  # [H] or [B, H]

@@ -26,6 +26,8 @@ def test_all_gates_at_one_is_bit_identical(model_type, attn):
         assert torch.equal(_hidden(model, batch), bare)
     with HeadGates(model, ones(model, batch_size=3)):
         assert torch.equal(_hidden(model, batch), bare)
+    with HeadGates(model, ones(model, batch_size=3, requires_grad=True)):  # the multiplying path, by exact ones
+        assert torch.equal(_hidden(model, batch), bare)
     assert torch.equal(_hidden(model, batch), bare)  # hooks removed
 
 
@@ -100,7 +102,7 @@ def test_bad_gate_shapes_are_rejected():
     model = tiny_encoder("bert")
     with pytest.raises(ValueError, match=r"shape \[L, H\] = \[2, 4\]"):
         HeadGates(model, torch.ones(3, 3))
-    with HeadGates(model, torch.ones(5, LAYERS, HEADS)):
+    with HeadGates(model, torch.full((5, LAYERS, HEADS), 0.5)):
         with pytest.raises(ValueError, match="for 5 examples but the batch has 3"):
             model(**random_batch())
 
