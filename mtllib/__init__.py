@@ -9,6 +9,11 @@ One module per concept of the papers this project reproduces:
 - :mod:`mtllib.gates`      head gates xi_h (Eq. 3 of the main paper), as hooks on W_O
 - :mod:`mtllib.models`     a shared encoder with one output head per task; heterogeneous batches
 - :mod:`mtllib.importance` head importance I_h (Eq. 4) and the pruning masks of IAP (Sec. 4.1)
+- :mod:`mtllib.tasks`      the task interface and registry (offline suite and the papers' datasets)
+- :mod:`mtllib.offline_suite` how each offline task is built from the corpora (incl. AG-Pair, App. E)
+- :mod:`mtllib.paper_suite` the papers' datasets through ``datasets.load_dataset``
+- :mod:`mtllib.features`   tokenisation to model features, dynamic padding, span decoding
+- :mod:`mtllib.metrics`    task metrics (scikit-learn, scipy, seqeval; SQuAD EM/F1)
 - :mod:`mtllib.book`       the notebook runner behind ``make book`` / ``make run``
 """
 

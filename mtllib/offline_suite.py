@@ -3,7 +3,7 @@
 The papers' datasets (GLUE, AG News, CoNLL, SQuAD, ...) cannot be downloaded here, so these tasks stand in
 for them, one task per construction below. Everything is deterministic for a seed.
 
-Splits: BBC articles are split 70/15/15 into train / validation / test *by article*, stratified by topic,
+Splits: repeated BBC articles (same body or headline as an earlier one) are dropped, then the articles are split 70/15/15 into train / validation / test *by article*, stratified by topic,
 once per seed, and every BBC task draws its examples of a split from that split's articles only: no
 article (and so no sentence) is in two splits, in any task. Tweets are split the same way.
 
@@ -98,8 +98,8 @@ def stratified_split(labels: np.ndarray, seed: int) -> np.ndarray:
 def bbc_articles(seed: int) -> pd.DataFrame:
     """BBC articles with their ``split`` and ``sentences`` (list of sentences of the body), for ``seed``."""
     df = load_bbc_news()
-    # 133 articles repeat another's body (and most of them its headline): keep the first of each, or the
-    # same text would land in two splits
+    # 164 articles repeat an earlier article's body (133) or headline: keep the first of each, or the same
+    # text would land in two splits
     df = df[~df.body.duplicated(keep="first") & ~df.headline.duplicated(keep="first")].reset_index(drop=True)
     df["split"] = [SPLITS[i] for i in stratified_split(df.label.to_numpy(), seed)]
     df["paragraphs"] = df.body.str.split("\n")

@@ -210,3 +210,39 @@ def k_shot(dataset, task: Task | str, k: int, seed: int, per_class: bool = True)
             raise ValueError(f"k={k} examples but the split of {task.name!r} has only {len(dataset)}")
         chosen = rng.choice(len(dataset), size=k, replace=False).tolist()
     return dataset.select(sorted(chosen))
+
+
+def summary(names: list[str] | None = None, seed: int = 0) -> pd.DataFrame:
+    """One row per task: format, input, what it stands in for, split sizes, main metric and label balance
+    (share of each label in train, or the share of scored words per tag for sequence labelling)."""
+    rows = []
+    for name in names or OFFLINE_TASKS:
+        task = get_task(name)
+        frames = load_frames(name, seed=seed)
+        train = frames["train"]
+        if task.format == "classification":
+            shares = train["label"].value_counts(normalize=True).sort_index()
+            balance = ", ".join(f"{task.label_names[i]} {100 * p:.0f}%" for i, p in shares.items())
+        elif task.format == "sequence_labelling":
+            tags = pd.Series([t for ts in train["tags"] for t in ts if t != -100])
+            shares = tags.value_counts(normalize=True).sort_index()
+            balance = ", ".join(f"{task.label_names[i]} {100 * p:.1f}%" for i, p in shares.items())
+        else:
+            balance = ""
+        rows.append(
+            {
+                "task": name,
+                "format": task.format,
+                "input": task.paradigm,
+                "stands in for": task.stands_in_for,
+                **{split: len(frame) for split, frame in frames.items()},
+                "main metric": task.main_metric,
+                "label balance (train)": balance,
+            }
+        )
+    return pd.DataFrame(rows).set_index("task")
+
+
+def example(name: str, seed: int = 0, index: int = 0) -> dict:
+    """One training example of a task, as stored (for showing in the book)."""
+    return load_frames(name, seed=seed)["train"].iloc[index].to_dict()
