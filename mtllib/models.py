@@ -236,3 +236,50 @@ def _per_example_loss(spec: TaskSpec, out, rows, labels, token_labels, start_pos
     start = F.cross_entropy(start_logits, start_positions[rows].long(), reduction="none")
     end = F.cross_entropy(end_logits, end_positions[rows].long(), reduction="none")
     return (start + end) / 2
+
+
+def save_checkpoint(model: MultiTaskModel, path) -> None:
+    """Save a multi-task model (encoder config and weights, task heads) to one file, atomically."""
+    import os
+    from pathlib import Path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "model_type": model.config.model_type,
+        "config": model.config.to_dict(),
+        "tasks": [(t.name, t.kind, t.num_labels) for t in model.tasks.values()],
+        "state_dict": model.state_dict(),
+    }
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(payload, tmp)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path, tasks: list[TaskSpec] | None = None, dropout: float | None = None) -> MultiTaskModel:
+    """A model saved by :func:`save_checkpoint`. With ``tasks``, the encoder is restored and the given
+    tasks get *fresh* heads (few-shot transfer from a multi-task model, Table 6); heads of tasks with the same
+    name and shape as a saved one are restored too."""
+    from pathlib import Path
+
+    from transformers import AutoConfig, AutoModel
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint {path} does not exist")
+    payload = torch.load(path, map_location="cpu", weights_only=False)
+    config_dict = dict(payload["config"])
+    config = AutoConfig.for_model(config_dict.pop("model_type", payload["model_type"]), **config_dict)
+    saved_tasks = [TaskSpec(*t) for t in payload["tasks"]]
+    model = MultiTaskModel(AutoModel.from_config(config), tasks or saved_tasks, dropout)
+    state = payload["state_dict"]
+    if tasks is None:
+        model.load_state_dict(state)
+        return model
+    saved = {t.name: t for t in saved_tasks}
+    same_heads = {n for n, t in model.tasks.items() if saved.get(n) == t}
+    keep = {k: v for k, v in state.items() if k.startswith("encoder.") or (k.startswith("heads.") and k.split(".")[1] in same_heads)}
+    missing, _ = model.load_state_dict(keep, strict=False)
+    if any(k.startswith("encoder.") for k in missing):
+        raise RuntimeError(f"checkpoint {path} lacks encoder weights: {[k for k in missing if k.startswith('encoder.')][:5]}")
+    return model
