@@ -14,6 +14,9 @@ One module per concept of the papers this project reproduces:
 - :mod:`mtllib.paper_suite` the papers' datasets through ``datasets.load_dataset``
 - :mod:`mtllib.features`   tokenisation to model features, dynamic padding, span decoding
 - :mod:`mtllib.metrics`    task metrics (scikit-learn, scipy, seqeval; SQuAD EM/F1)
+- :mod:`mtllib.samplers`   task samplers: proportional, temperature, annealed (Eq. 8), round-robin, ...
+- :mod:`mtllib.iat`        Important Attention-head Training (Sec. 4.2), safe under AdamW
+- :mod:`mtllib.train`      the multi-task trainer, evaluation and few-shot transfer
 - :mod:`mtllib.book`       the notebook runner behind ``make book`` / ``make run``
 """
 
