@@ -112,3 +112,108 @@ def pruning_table(model, data: dict, masks: dict[str, torch.Tensor], random_mask
     table.index.name = "pruned"
     table.columns.name = "evaluated"
     return table
+
+
+# --- one IAP experiment ---------------------------------------------------------------------------------
+from dataclasses import dataclass, field  # noqa: E402
+
+
+@dataclass
+class IAPResult:
+    """Everything one seed of an IAP experiment produced (Sec. 4.1): the Table 3 layout ``perf`` (rows:
+    pruned task, ``Random``, ``Base``; columns: evaluated task), the scores derived from it, the masks and
+    importance scores, and the training history."""
+
+    seed: int
+    perf: pd.DataFrame
+    importance: dict
+    masks: dict
+    history: pd.DataFrame
+    train_seconds: float
+    tasks: list = field(default_factory=list)
+
+    @property
+    def base(self) -> pd.Series:
+        return self.perf.loc["Base"]
+
+    @property
+    def pruned(self) -> pd.DataFrame:
+        return self.perf.loc[self.tasks]
+
+    @property
+    def dissociation(self) -> pd.Series:
+        return dissociation(self.pruned, self.base)
+
+    @property
+    def pairwise(self) -> pd.DataFrame:
+        return pairwise_dissociation(self.pruned, self.base)
+
+
+def run_experiment(
+    model_name: str,
+    task_names: list[str],
+    seed: int,
+    alpha: float = 0.3,
+    train_config=None,
+    max_train: int | None = None,
+    max_eval: int | None = None,
+    max_length: int = 128,
+    n_random: int = 3,
+    importance_batches: int | None = 20,
+    data=None,
+    tokenizer=None,
+    progress: bool = True,
+) -> IAPResult:
+    """Train a multi-task model on ``task_names`` (dual-task when two), score head importance (Eq. 4) on
+    each task's training data, prune each task's top-``alpha`` heads in turn and ``n_random`` random sets of
+    the same size, and evaluate every task on its test split. ``data``/``tokenizer`` may be passed in to share
+    tokenised tasks between experiments. Tasks are built with data seed 0; ``seed`` drives training."""
+    import dataclasses
+    import time
+
+    from .features import collate, load_tokenizer
+    from .importance import head_importance, num_pruned, select_heads
+    from .models import MultiTaskModel
+    from .runtime import seed_everything
+    from .train import TrainConfig, _lengths, batch_indices, prepare, train
+
+    num_pruned(alpha, 1_000_000)  # alpha outside (0, 1]: the standard error, before any work
+    if len(task_names) < 2:
+        raise ValueError("IAP compares tasks: name at least two")
+    tokenizer = tokenizer or load_tokenizer(model_name)
+    data = data or prepare(task_names, tokenizer, seed=0, max_train=max_train, max_eval=max_eval, max_length=max_length)
+    data = {n: data[n] for n in task_names}
+    config = dataclasses.replace(train_config or TrainConfig(), seed=seed)
+    seed_everything(seed)
+    model = MultiTaskModel.from_pretrained(model_name, [data[n].task.spec() for n in task_names])
+    start = time.perf_counter()
+    result = train(model, data, config, progress=progress)
+    seconds = time.perf_counter() - start
+    loaders = {}
+    for i, (name, td) in enumerate(data.items()):
+        feats = td.features["train"]
+        order = batch_indices(_lengths(feats), config.batch_size, np.random.default_rng([seed, 5, i]), True)[:importance_batches]
+        loaders[name] = [collate([feats[int(j)] for j in b], td.pad_token_id, task=name) for b in order]
+    importance = head_importance(model, loaders, progress=progress)
+    masks = {n: select_heads(imp, alpha, "top") for n, imp in importance.items()}
+    some = next(iter(importance.values()))
+    random_masks = [select_heads(some, alpha, "random", seed=seed * 100 + r) for r in range(n_random)]
+    perf = pruning_table(model, data, masks, random_masks, split="test", batch_size=config.eval_batch_size)
+    return IAPResult(seed, perf, importance, masks, result.history, seconds, list(task_names))
+
+
+def summarize(results: list[IAPResult]) -> dict[str, pd.DataFrame]:
+    """Mean and standard deviation over seeds of the performance table, D_i, the pairwise table and the
+    overlap of pruned heads: ``{"perf_mean", "perf_sd", "D", "pairwise_mean", "pairwise_sd", "overlap_mean"}``."""
+    perf = pd.concat([r.perf for r in results], keys=range(len(results)))
+    d = pd.DataFrame([r.dissociation for r in results])
+    pair = pd.concat([r.pairwise for r in results], keys=range(len(results)))
+    over = pd.concat([overlap(r.masks) for r in results], keys=range(len(results)))
+    return {
+        "perf_mean": perf.groupby(level=1, sort=False).mean(),
+        "perf_sd": perf.groupby(level=1, sort=False).std(ddof=1) if len(results) > 1 else perf.groupby(level=1, sort=False).mean() * np.nan,
+        "D": pd.DataFrame({"mean": d.mean(), "sd": d.std(ddof=1) if len(results) > 1 else np.nan}),
+        "pairwise_mean": pair.groupby(level=1, sort=False).mean(),
+        "pairwise_sd": pair.groupby(level=1, sort=False).std(ddof=1) if len(results) > 1 else pair.groupby(level=1, sort=False).mean() * np.nan,
+        "overlap_mean": over.groupby(level=1, sort=False).mean(),
+    }

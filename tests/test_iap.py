@@ -6,31 +6,14 @@ import pytest
 import torch
 
 from mtllib import iap
+from mtllib import paper_numbers as paper
 
-TASKS = ["MNLI", "QQP", "QNLI", "AG", "SST-2"]
-# Table 3 (BERT-base, alpha = 30%): rows = task whose top heads are pruned, columns = evaluated task
-TABLE3 = pd.DataFrame(
-    [[58.23, 71.52, 61.39, 91.99, 85.32],
-     [62.54, 69.43, 60.80, 91.54, 85.13],
-     [59.29, 70.96, 57.50, 91.88, 86.35],
-     [65.88, 76.28, 69.35, 80.01, 85.09],
-     [69.50, 77.40, 73.96, 86.51, 82.45]], index=TASKS, columns=TASKS)
-TABLE3_BASE = pd.Series([83.91, 87.64, 90.26, 94.50, 92.05], index=TASKS)
-TABLE3_D = pd.Series([7.28, 5.26, 11.07, 9.84, 3.28], index=TASKS)
-# Table 10: D_A for evaluated task A (column) with task B's heads pruned (row)
-TABLE10 = pd.DataFrame(
-    [[np.nan, 2.385, 4.321, 12.671, 3.115],
-     [5.161, np.nan, 3.657, 12.198, 2.907],
-     [1.275, 1.746, np.nan, 12.555, 4.236],
-     [9.169, 7.819, 13.135, np.nan, 2.865],
-     [13.496, 9.091, 18.246, 6.874, np.nan]], index=TASKS, columns=TASKS)
-# Table 4: A, B, base A, A-pruned on A, B-pruned on A, base B, A-pruned on B, B-pruned on B, D_A, D_B, D
-TABLE4 = [
-    ("AG", "QNLI", 94.13, 85.94, 92.44, 91.13, 65.04, 52.95, 6.905, 13.270, 10.088),
-    ("AG-Pair", "QNLI", 94.46, 56.17, 64.52, 90.72, 64.85, 53.66, 8.842, 12.337, 10.590),
-    ("AG", "SST-2", 94.29, 89.51, 92.32, 92.47, 89.76, 86.01, 2.982, 4.051, 3.517),
-    ("AG-Pair", "SST-2", 94.68, 67.65, 71.80, 92.66, 89.33, 85.78, 4.387, 3.837, 4.112),
-]
+TASKS = paper.TASKS
+TABLE3 = paper.TABLE3.loc[TASKS]
+TABLE3_BASE = paper.TABLE3.loc["Base"]
+TABLE3_D = paper.TABLE3_D
+TABLE10 = paper.TABLE10
+TABLE4 = [tuple(r) for r in paper.TABLE4.itertuples(index=False)]
 
 
 @pytest.mark.parametrize("row", TABLE4, ids=[f"{r[0]}+{r[1]}" for r in TABLE4])
@@ -52,6 +35,7 @@ def test_eq_6_by_hand():
 def test_table_10_agrees_with_table_3():
     ours = iap.pairwise_dissociation(TABLE3, TABLE3_BASE)
     diff = (ours - TABLE10).abs()
+    assert ours.index.tolist() == TABLE10.index.tolist()
     # all cells within 0.07 points; all but the MNLI column within what rounding Table 3 to 0.01 allows
     assert diff.max().max() < 0.07
     assert diff.drop(columns="MNLI").max().max() < 0.012  # two cells off by 0.005 each, over a base near 90
@@ -97,3 +81,12 @@ def test_bad_tables_are_rejected():
         iap.dissociation(full, {"A": 1.0})
     with pytest.raises(ValueError, match="at least two tasks"):
         iap.dissociation(pd.DataFrame({"A": [1.0]}, index=["A"]), {"A": 1.0})
+
+
+def test_table_11_entries_are_means_over_three_seeds_of_43_heads():
+    """round(0.3 * 144) = 43 heads per task; over the paper's 3 seeds every overlap in Table 11 is k/129 for
+    a whole k (several entries are not k/43, so they are means over seeds, not one model's overlap)."""
+    shares = paper.TABLE11.stack().dropna()
+    shared = shares * 129 / 100
+    assert ((shared - shared.round()).abs() < 0.05).all()
+    assert ((shares * 43 / 100 - (shares * 43 / 100).round()).abs() > 0.1).any()
