@@ -15,6 +15,8 @@ The main paper's AG-Pair is built from AG News by the same code as ``bbc-pair``
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -112,12 +114,41 @@ class TaskUnavailable(RuntimeError):
     """A paper task whose dataset could not be loaded (typically: no internet)."""
 
 
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether a TCP connection to the Hugging Face hub (``$HF_ENDPOINT``) opens within ``timeout`` seconds."""
+    import socket
+    from urllib.parse import urlparse
+
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    try:
+        socket.create_connection((endpoint.hostname, endpoint.port or 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _offline_mode():
+    """Make ``datasets`` and ``huggingface_hub`` use their local caches only (as ``HF_HUB_OFFLINE=1`` would),
+    so that an unreachable hub fails at once instead of after minutes of retries."""
+    import datasets.config
+    import huggingface_hub.constants
+
+    saved = datasets.config.HF_HUB_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE
+    datasets.config.HF_HUB_OFFLINE = huggingface_hub.constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        datasets.config.HF_HUB_OFFLINE, huggingface_hub.constants.HF_HUB_OFFLINE = saved
+
+
 def load_frames(name: str, data_files: dict[str, str] | None = None, offline_names: list[str] = ()) -> dict[str, pd.DataFrame]:
     """``{split: DataFrame}`` in the standard columns for paper task ``name``.
 
-    Without ``data_files`` the data comes from the hub (``datasets.load_dataset(path, config)``); with it,
-    from local JSON-lines files in the dataset's own column layout, ``{their split name: path}``. Any failure
-    to reach the hub becomes one :class:`TaskUnavailable` that names the dataset and the offline default.
+    Without ``data_files`` the data comes from the hub (``datasets.load_dataset(path, config)``), or from the
+    local cache when the hub cannot be reached within a few seconds; with it, from local JSON-lines files in
+    the dataset's own column layout, ``{their split name: path}``. Any failure to load becomes one
+    :class:`TaskUnavailable` that names the dataset and the offline default.
     """
     import datasets
 
@@ -125,6 +156,9 @@ def load_frames(name: str, data_files: dict[str, str] | None = None, offline_nam
     try:
         if data_files is not None:
             raw = datasets.load_dataset("json", data_files=data_files)
+        elif datasets.config.HF_HUB_OFFLINE or not hub_reachable():
+            with _offline_mode():
+                raw = datasets.load_dataset(source.path, source.config)
         else:
             raw = datasets.load_dataset(source.path, source.config)
     except Exception as err:  # ConnectionError, OfflineModeIsEnabled, DatasetNotFoundError, HTTP errors, ...

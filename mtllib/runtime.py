@@ -53,8 +53,9 @@ def autocast(device: torch.device, enabled: bool = True):
 
 
 def quiet_notebook() -> None:
-    """Silence what would clutter an executed notebook page: the hub's weight-loading progress bars and
-    tqdm's "IProgress not found" warning (the book renders text progress bars; widgets would not survive)."""
+    """Silence what would clutter an executed notebook page: the hub's weight-loading progress bars, the
+    datasets library's map/save bars, and tqdm's "IProgress not found" warning (widgets would not survive
+    into the book)."""
     import warnings
 
     from tqdm import TqdmWarning
@@ -65,3 +66,6 @@ def quiet_notebook() -> None:
 
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
+    import datasets
+
+    datasets.disable_progress_bars()

@@ -140,6 +140,19 @@ def test_paper_task_offline_fails_fast_with_a_clear_message(monkeypatch):
         tasks.load_task("sst2")
 
 
+def test_unreachable_hub_without_offline_settings_fails_at_once(monkeypatch):
+    import datasets.config
+    import huggingface_hub.constants
+
+    from mtllib import paper_suite
+
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(paper_suite, "hub_reachable", lambda timeout=3.0: False)
+    with pytest.raises(TaskUnavailable, match=r"'qnli' needs the dataset nyu-mll/glue"):
+        tasks.load_task("qnli")
+    assert datasets.config.HF_HUB_OFFLINE is False and huggingface_hub.constants.HF_HUB_OFFLINE is False  # restored
+
+
 def test_offline_task_rejects_data_files():
     with pytest.raises(ValueError, match="data_files is for paper tasks"):
         tasks.load_task("bbc-topic", data_files={"train": "x.jsonl"})
