@@ -147,6 +147,7 @@ def test_unreachable_hub_without_offline_settings_fails_at_once(monkeypatch):
     from mtllib import paper_suite
 
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(paper_suite, "hub_reachable", lambda timeout=3.0: False)
     with pytest.raises(TaskUnavailable, match=r"'qnli' needs the dataset nyu-mll/glue"):
         tasks.load_task("qnli")
