@@ -147,10 +147,12 @@ def declared_parameters(path: Path) -> list[str]:
 
 
 def git_commit(root: Path) -> str:
-    """Short commit of ``root``, with ``-dirty`` when the work tree has changes; ``"unknown"`` outside git."""
+    """Short commit of ``root``, with ``-dirty`` when tracked files outside ``book/`` have changes;
+    ``"unknown"`` outside git."""
     try:
         sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        # executed copies in book/ are this runner's own outputs: they do not make the code dirty
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)book"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return sha + ("-dirty" if dirty else "")
@@ -186,7 +188,11 @@ def execute(project: Project, name: str, profile: str) -> Path:
     import torch
 
     parameters = project.profile(profile)[name]
+    source_hash = project.source_hash(name, parameters)  # what is about to run, not what is there afterwards
+    commit = git_commit(project.root)
     project.book_dir.mkdir(parents=True, exist_ok=True)
+    for leftover in project.book_dir.glob(f".{name}.*.partial.ipynb"):  # from a run that was killed outright
+        leftover.unlink(missing_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".partial.ipynb", dir=project.book_dir)
     os.close(fd)
     tmp = Path(tmp_name)
@@ -211,8 +217,8 @@ def execute(project: Project, name: str, profile: str) -> Path:
         record = {
             "profile": profile,
             "parameters": parameters,
-            "source_hash": project.source_hash(name, parameters),
-            "commit": git_commit(project.root),
+            "source_hash": source_hash,
+            "commit": commit,
             "executed_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "run_time_s": round(elapsed, 1),
             "python": ".".join(map(str, sys.version_info[:3])),

@@ -188,9 +188,9 @@ def load_task(name: str, seed: int = 0, max_train: int | None = None, max_eval: 
     )
 
 
-def k_shot(dataset, task: Task | str, k: int, seed: int, per_class: bool = True):
-    """A seeded few-shot subset: ``k`` examples per class (``per_class=True``, classification only) or
-    ``k`` in total. Asking for more examples than a class (or the split) has is an error."""
+def k_shot_indices(dataset, task: Task | str, k: int, seed: int, per_class: bool = True) -> list[int]:
+    """Row positions of a seeded few-shot subset: ``k`` examples per class (``per_class=True``,
+    classification only) or ``k`` in total. Asking for more than a class (or the split) has is an error."""
     task = get_task(task) if isinstance(task, str) else task
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
@@ -209,8 +209,12 @@ def k_shot(dataset, task: Task | str, k: int, seed: int, per_class: bool = True)
         if k > len(dataset):
             raise ValueError(f"k={k} examples but the split of {task.name!r} has only {len(dataset)}")
         chosen = rng.choice(len(dataset), size=k, replace=False).tolist()
-    return dataset.select(sorted(chosen))
+    return sorted(int(i) for i in chosen)
 
+
+def k_shot(dataset, task: Task | str, k: int, seed: int, per_class: bool = True):
+    """The few-shot subset of :func:`k_shot_indices` as a dataset (Table 6's "# Samples": say which)."""
+    return dataset.select(k_shot_indices(dataset, task, k, seed, per_class))
 
 def summary(names: list[str] | None = None, seed: int = 0) -> pd.DataFrame:
     """One row per task: format, input, what it stands in for, split sizes, main metric and label balance

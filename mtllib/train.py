@@ -36,7 +36,7 @@ from .iat import HeadUpdateMask, IATConfig
 from .importance import head_importance, select_heads
 from .runtime import autocast, pick_device
 from .samplers import SAMPLERS, TaskSampler
-from .tasks import Task, get_task, k_shot, load_task
+from .tasks import Task, get_task, k_shot_indices, load_task
 
 BATCHINGS = ("homogeneous", "heterogeneous")
 
@@ -457,10 +457,8 @@ def few_shot(
     train_rows = data.rows["train"]
     for k in ks:
         for seed in tqdm(seeds, desc=f"few-shot k={k}", disable=not progress, leave=False):
-            subset_rows = k_shot(train_rows, data.task, k, seed=seed, per_class=per_class)
-            chosen = set(subset_rows["id"])
-            idx = [i for i, x in enumerate(train_rows["id"]) if x in chosen]
-            subset = TaskData(data.task, {**data.features, "train": data.features["train"].select(idx)}, {**data.rows, "train": subset_rows}, data.pad_token_id)
+            idx = k_shot_indices(train_rows, data.task, k, seed=seed, per_class=per_class)
+            subset = TaskData(data.task, {**data.features, "train": data.features["train"].select(idx)}, {**data.rows, "train": train_rows.select(idx)}, data.pad_token_id)
             model = make_model()
             run_config = dataclasses.replace(config, seed=seed)
             train(model, {data.task.name: subset}, run_config, progress=False)

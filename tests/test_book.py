@@ -84,6 +84,14 @@ def test_missing_only_runs_missing_and_warns_about_stale(project):
     assert book.select(project, "cpu", [], force=True)[0] == ["alpha", "beta"]
 
 
+def test_leftovers_of_a_killed_run_are_removed(project):
+    project.book_dir.mkdir(parents=True)
+    leftover = project.book_dir / ".alpha.abc123.partial.ipynb"
+    leftover.write_text("{half a notebook")
+    book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    assert sorted(p.name for p in project.book_dir.iterdir()) == ["alpha.ipynb"]
+
+
 def test_failing_notebook_reports_cell_and_error_and_keeps_previous_copy(project):
     book.run(project, "cpu", ["alpha"], log=lambda m: None)
     previous = project.executed("alpha").read_bytes()
@@ -126,3 +134,24 @@ def test_cli_exit_codes(capsys):
     assert book.main(["status", "--profile", "nope"]) == 2
     assert "unknown profile 'nope'" in capsys.readouterr().err
     assert book.main(["run", "--profile", "cpu", "no_such_notebook"]) == 2
+
+
+def test_run_record_hashes_what_ran_even_if_the_library_changes_meanwhile(project, tmp_path, monkeypatch):
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "m.py").write_text("A = 1\n")
+    project.library_dir = lib
+    expected = project.source_hash("alpha", {"x": 21})
+    import papermill
+
+    original = papermill.execute_notebook
+
+    def execute_and_edit_library(*args, **kwargs):
+        result = original(*args, **kwargs)
+        (lib / "m.py").write_text("A = 2\n")  # the library changes while the notebook runs
+        return result
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute_and_edit_library)
+    book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    assert json.loads(project.executed("alpha").read_text())["metadata"]["mtllib"]["source_hash"] == expected
+    assert project.state("alpha", "cpu") == "stale"  # it ran with A = 1; the library now says A = 2
