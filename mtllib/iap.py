@@ -171,11 +171,11 @@ def run_experiment(
     import dataclasses
     import time
 
-    from .features import collate, load_tokenizer
-    from .importance import head_importance, num_pruned, select_heads
+    from .features import load_tokenizer
+    from .importance import num_pruned, select_heads
     from .models import MultiTaskModel
     from .runtime import seed_everything
-    from .train import TrainConfig, _lengths, batch_indices, prepare, train
+    from .train import TrainConfig, prepare, task_importance, train
 
     num_pruned(alpha, 1_000_000)  # alpha outside (0, 1]: the standard error, before any work
     if len(task_names) < 2:
@@ -189,12 +189,7 @@ def run_experiment(
     start = time.perf_counter()
     result = train(model, data, config, progress=progress)
     seconds = time.perf_counter() - start
-    loaders = {}
-    for i, (name, td) in enumerate(data.items()):
-        feats = td.features["train"]
-        order = batch_indices(_lengths(feats), config.batch_size, np.random.default_rng([seed, 5, i]), True)[:importance_batches]
-        loaders[name] = [collate([feats[int(j)] for j in b], td.pad_token_id, task=name) for b in order]
-    importance = head_importance(model, loaders, progress=progress)
+    importance = task_importance(model, data, config.batch_size, seed, importance_batches, progress=progress)
     masks = {n: select_heads(imp, alpha, "top") for n, imp in importance.items()}
     some = next(iter(importance.values()))
     random_masks = [select_heads(some, alpha, "random", seed=seed * 100 + r) for r in range(n_random)]

@@ -33,13 +33,10 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from .gates import HeadGates, ones
+from .runtime import to_device
 
 NORMALIZATIONS = (None, "layer")
 SELECTIONS = ("top", "bottom", "random")
-
-
-def _to_device(batch: dict, device) -> dict:
-    return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
 
 
 def _batch_size(batch: dict) -> int:
@@ -71,7 +68,7 @@ def head_importance(
     try:
         with HeadGates(model) as gates:
             for batch in tqdm(data, desc="head importance", unit="batch", disable=not progress, leave=False):
-                batch = _to_device(batch, device)
+                batch = to_device(batch, device)
                 xi = ones(model, _batch_size(batch), device=device, requires_grad=True)
                 gates.values = xi
                 out = model(**batch)

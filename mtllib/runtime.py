@@ -52,6 +52,11 @@ def autocast(device: torch.device, enabled: bool = True):
     return contextlib.nullcontext()
 
 
+def to_device(batch: dict, device) -> dict:
+    """Move a batch's tensors to ``device`` (other values, such as a task name, stay as they are)."""
+    return {k: v.to(device, non_blocking=True) if torch.is_tensor(v) else v for k, v in batch.items()}
+
+
 def quiet_notebook() -> None:
     """Silence what would clutter an executed notebook page: the hub's weight-loading progress bars, the
     datasets library's map/save bars, and tqdm's "IProgress not found" warning (widgets would not survive

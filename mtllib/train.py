@@ -34,7 +34,7 @@ from . import metrics as metric_fns
 from .features import collate, decode_spans, encode
 from .iat import HeadUpdateMask, IATConfig
 from .importance import head_importance, select_heads
-from .runtime import autocast, pick_device
+from .runtime import autocast, pick_device, to_device
 from .samplers import SAMPLERS, TaskSampler
 from .tasks import Task, get_task, k_shot_indices, load_task
 
@@ -81,10 +81,6 @@ def _lengths(features) -> np.ndarray:
     return np.fromiter((len(x) for x in features["input_ids"]), dtype=np.int64, count=len(features))
 
 
-def _to_device(batch: dict, device) -> dict:
-    return {k: v.to(device, non_blocking=True) if torch.is_tensor(v) else v for k, v in batch.items()}
-
-
 # --- evaluation -----------------------------------------------------------------------------------------
 @torch.no_grad()
 def predict(model, data: TaskData, split: str = "validation", batch_size: int = 64, device=None, gates=None):
@@ -100,7 +96,7 @@ def predict(model, data: TaskData, split: str = "validation", batch_size: int = 
         with HeadGates(model, gates):
             for start in range(0, len(feats), batch_size):
                 chunk = [feats[i] for i in range(start, min(start + batch_size, len(feats)))]
-                batch = _to_device(collate(chunk, data.pad_token_id, task=task.name), device)
+                batch = to_device(collate(chunk, data.pad_token_id, task=task.name), device)
                 batch = {k: v for k, v in batch.items() if k not in ("labels", "token_labels", "start_positions", "end_positions")}
                 with autocast(device):
                     logits = model(**batch).logits[task.name].float().cpu()
@@ -366,7 +362,7 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
                 if iat_start is not None and step == iat_start and not state["masks"] and config.iat.alpha < 1:
                     state["importance"], state["masks"] = _iat_masks(model, data, config, device, progress)
                     update_mask = HeadUpdateMask(model, state["masks"])
-                batch = _to_device(_make_batch(data, plan.examples, task, members), device)
+                batch = to_device(_make_batch(data, plan.examples, task, members), device)
                 with autocast(device, config.bf16):
                     loss = model(**batch).loss
                 loss.backward()
@@ -420,16 +416,21 @@ def _config_dict(config: TrainConfig) -> dict:
     return d
 
 
+def task_importance(model, data: dict[str, TaskData], batch_size: int, seed: int, max_batches: int | None = None, device=None, progress: bool = True) -> dict:
+    """Eq. 4 for every task on (up to ``max_batches`` of) its training batches, drawn with ``seed``:
+    ``{task: [L, H]}``. The paper computes importance on the training split."""
+    loaders = {}
+    for i, (name, td) in enumerate(data.items()):
+        feats = td.features["train"]
+        order = batch_indices(_lengths(feats), batch_size, np.random.default_rng([seed, 99, i]), True)[:max_batches]
+        loaders[name] = [collate([feats[int(j)] for j in b], td.pad_token_id, task=name) for b in order]
+    return head_importance(model, loaders, device=device, progress=progress)
+
+
 def _iat_masks(model, data, config, device, progress):
     """Eq. 4 on each task's training batches, then M_i = its top-alpha heads (or random ones)."""
     iat = config.iat
-    importance = {}
-    for i, (name, td) in enumerate(data.items()):
-        feats = td.features["train"]
-        rng = np.random.default_rng([config.seed, 99, i])
-        batches = batch_indices(_lengths(feats), config.batch_size, rng, config.group_by_length)[: iat.importance_batches]
-        loader = [collate([feats[int(j)] for j in b], td.pad_token_id, task=name) for b in batches]
-        importance[name] = head_importance(model, loader, device=device, progress=progress)
+    importance = task_importance(model, data, config.batch_size, config.seed, iat.importance_batches, device, progress)
     if iat.heads == "top":
         masks = {n: select_heads(imp, iat.alpha, "top") for n, imp in importance.items()}
     else:
