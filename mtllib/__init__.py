@@ -17,6 +17,8 @@ One module per concept of the papers this project reproduces:
 - :mod:`mtllib.samplers`   task samplers: proportional, temperature, annealed (Eq. 8), round-robin, ...
 - :mod:`mtllib.iat`        Important Attention-head Training (Sec. 4.2), safe under AdamW
 - :mod:`mtllib.train`      the multi-task trainer, evaluation and few-shot transfer
+- :mod:`mtllib.iap`        Important Attention-head Pruning: dissociation scores (Eq. 5-7), experiments
+- :mod:`mtllib.paper_numbers` the paper's reported tables, for comparison and for testing our formulas
 - :mod:`mtllib.book`       the notebook runner behind ``make book`` / ``make run``
 """
 
