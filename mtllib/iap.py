@@ -199,16 +199,89 @@ def run_experiment(
 
 def summarize(results: list[IAPResult]) -> dict[str, pd.DataFrame]:
     """Mean and standard deviation over seeds of the performance table, D_i, the pairwise table and the
-    overlap of pruned heads: ``{"perf_mean", "perf_sd", "D", "pairwise_mean", "pairwise_sd", "overlap_mean"}``."""
-    perf = pd.concat([r.perf for r in results], keys=range(len(results)))
+    overlap of pruned heads: ``{"perf_mean", "perf_sd", "D", "pairwise_mean", "pairwise_sd", "overlap_mean"}``.
+    Standard deviations are NaN with one seed."""
+    if not results:
+        raise ValueError("summarize needs at least one result")
+    keys = range(len(results))
+    perf = pd.concat([r.perf for r in results], keys=keys).groupby(level=1, sort=False)
     d = pd.DataFrame([r.dissociation for r in results])
-    pair = pd.concat([r.pairwise for r in results], keys=range(len(results)))
-    over = pd.concat([overlap(r.masks) for r in results], keys=range(len(results)))
+    pair = pd.concat([r.pairwise for r in results], keys=keys).groupby(level=1, sort=False)
+    over = pd.concat([overlap(r.masks) for r in results], keys=keys).groupby(level=1, sort=False)
     return {
-        "perf_mean": perf.groupby(level=1, sort=False).mean(),
-        "perf_sd": perf.groupby(level=1, sort=False).std(ddof=1) if len(results) > 1 else perf.groupby(level=1, sort=False).mean() * np.nan,
-        "D": pd.DataFrame({"mean": d.mean(), "sd": d.std(ddof=1) if len(results) > 1 else np.nan}),
-        "pairwise_mean": pair.groupby(level=1, sort=False).mean(),
-        "pairwise_sd": pair.groupby(level=1, sort=False).std(ddof=1) if len(results) > 1 else pair.groupby(level=1, sort=False).mean() * np.nan,
-        "overlap_mean": over.groupby(level=1, sort=False).mean(),
+        "perf_mean": perf.mean(),
+        "perf_sd": perf.std(ddof=1),
+        "D": pd.DataFrame({"mean": d.mean(), "sd": d.std(ddof=1)}),
+        "pairwise_mean": pair.mean(),
+        "pairwise_sd": pair.std(ddof=1),
+        "overlap_mean": over.mean(),
     }
+
+
+# --- dual-task IAP (Fig. 2, Table 9, Table 4) -----------------------------------------------------------
+DUAL_COLUMNS = ["A", "B", "base_A", "A_pruned_on_A", "B_pruned_on_A", "base_B", "A_pruned_on_B", "B_pruned_on_B", "D_A", "D_B", "D"]
+
+
+def dual_row(result: IAPResult) -> dict:
+    """One dual-task result in Table 4's layout: the unpruned and pruned scores of both tasks, D_A and D_B
+    (Eq. 6) and their mean D, plus the seed and the paper's reading (:func:`classify`)."""
+    if len(result.tasks) != 2:
+        raise ValueError(f"a dual-task row needs a two-task result, got tasks {result.tasks}")
+    a, b = result.tasks
+    p, d = result.perf, result.dissociation
+    return {"A": a, "B": b, "seed": result.seed,
+            "base_A": p.loc["Base", a], "A_pruned_on_A": p.loc[a, a], "B_pruned_on_A": p.loc[b, a],
+            "base_B": p.loc["Base", b], "A_pruned_on_B": p.loc[a, b], "B_pruned_on_B": p.loc[b, b],
+            "D_A": d[a], "D_B": d[b], "D": (d[a] + d[b]) / 2, "reading": classify(d[a], d[b])}
+
+
+def dual_task(
+    model_name: str,
+    pairs: list[tuple[str, str]],
+    seeds: list[int],
+    data,
+    tokenizer=None,
+    alpha: float = 0.3,
+    train_config=None,
+    importance_batches: int | None = 20,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Dual-task IAP (Sec. 6.1, Fig. 2, Table 9): for every pair and seed, train a two-task model, prune
+    each task's top-``alpha`` heads and score both tasks (:func:`run_experiment` with two tasks). Returns one
+    row per (pair, seed) in :data:`DUAL_COLUMNS` layout plus ``seed``, ``reading`` and ``train_seconds``.
+    ``data``: tokenised tasks from :func:`mtllib.train.prepare` covering every task named in ``pairs``."""
+    from tqdm.auto import tqdm
+
+    if not pairs or not seeds:
+        raise ValueError("name at least one pair and one seed")
+    for pair in pairs:
+        if len(pair) != 2 or pair[0] == pair[1]:
+            raise ValueError(f"a pair names two different tasks, got {pair!r}")
+        missing = [t for t in pair if t not in data]
+        if missing:
+            raise ValueError(f"data has no prepared task {missing}; prepared: {', '.join(data)}")
+    if train_config is not None:
+        train_config.validate()
+    rows = []
+    with tqdm(total=len(pairs) * len(seeds), desc="dual-task IAP", disable=not progress) as bar:
+        for a, b in pairs:
+            for seed in seeds:
+                bar.set_postfix_str(f"{a} + {b}, seed {seed}")
+                result = run_experiment(model_name, [a, b], seed, alpha=alpha, train_config=train_config, n_random=0,
+                                        importance_batches=importance_batches, data=data, tokenizer=tokenizer, progress=False)
+                rows.append({**dual_row(result), "train_seconds": result.train_seconds})
+                bar.update()
+    return pd.DataFrame(rows)
+
+
+def dual_summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """Mean and standard deviation over seeds of every numeric column of :func:`dual_task`'s rows, one row
+    per pair (``"A + B"``), with the reading of the mean scores and the share of seeds with both D > 0."""
+    numeric = [c for c in DUAL_COLUMNS[2:] if c in rows.columns]
+    grouped = rows.assign(pair=rows.A + " + " + rows.B).groupby("pair", sort=False)
+    mean, sd = grouped[numeric].mean(), grouped[numeric].std(ddof=1)
+    out = mean.join(sd.add_suffix("_sd"))
+    out["reading"] = [classify(r.D_A, r.D_B) for r in mean.itertuples()]
+    out["both_positive"] = grouped.apply(lambda g: float(((g.D_A > 0) & (g.D_B > 0)).mean()), include_groups=False)
+    out["seeds"] = grouped.size()
+    return out

@@ -39,6 +39,10 @@ from .archs import num_layers_heads, spec_for
 from .assets import resolve_model
 
 TASK_KINDS = ("classification", "regression", "token_classification", "span_qa")
+#: how sequence-level heads read the encoder: the first token ("cls", BERT's choice and the default for
+#: encoders), the last real token ("last", the default for causal models), or the mean of the real tokens
+#: ("mean", how sentence-embedding encoders such as all-MiniLM-L6-v2 were trained)
+POOLINGS = ("cls", "last", "mean")
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,7 @@ class MultiTaskOutput:
 class MultiTaskModel(nn.Module):
     """A shared encoder (any architecture in :data:`mtllib.archs.ARCHS`) with one :class:`TaskHead` per task."""
 
-    def __init__(self, encoder: nn.Module, tasks: list[TaskSpec], dropout: float | None = None):
+    def __init__(self, encoder: nn.Module, tasks: list[TaskSpec], dropout: float | None = None, pooling: str | None = None):
         super().__init__()
         spec_for(encoder)  # unsupported architectures fail here, with the list of supported ones
         if not tasks:
@@ -108,22 +112,27 @@ class MultiTaskModel(nn.Module):
             dropout = next((getattr(config, k) for k in ("hidden_dropout_prob", "dropout", "resid_pdrop") if hasattr(config, k)), 0.1)
         self.heads = nn.ModuleDict({t.name: TaskHead(t, config.hidden_size, dropout) for t in tasks})
         self._decoder = spec_for(encoder).decoder
+        if pooling is None:
+            pooling = "last" if self._decoder else "cls"
+        if pooling not in POOLINGS:
+            raise ValueError(f"unknown pooling {pooling!r}; choose one of {', '.join(POOLINGS)}")
+        self.pooling = pooling
         self._encoder_args = set(inspect.signature(encoder.forward).parameters)
 
     # -- construction ------------------------------------------------------------------------------------
     @classmethod
-    def from_pretrained(cls, name_or_path: str, tasks: list[TaskSpec], dropout: float | None = None, **kwargs) -> "MultiTaskModel":
+    def from_pretrained(cls, name_or_path: str, tasks: list[TaskSpec], dropout: float | None = None, pooling: str | None = None, **kwargs) -> "MultiTaskModel":
         """Load the encoder with ``AutoModel`` from a local folder, a hub id, or ``"offline"`` (all-MiniLM-L6-v2)."""
         from transformers import AutoModel
 
-        return cls(AutoModel.from_pretrained(resolve_model(name_or_path), **kwargs), tasks, dropout)
+        return cls(AutoModel.from_pretrained(resolve_model(name_or_path), **kwargs), tasks, dropout, pooling)
 
     @classmethod
-    def from_config(cls, config, tasks: list[TaskSpec], dropout: float | None = None) -> "MultiTaskModel":
+    def from_config(cls, config, tasks: list[TaskSpec], dropout: float | None = None, pooling: str | None = None) -> "MultiTaskModel":
         """A randomly initialised encoder from a ``transformers`` config (tests use tiny ones)."""
         from transformers import AutoModel
 
-        return cls(AutoModel.from_config(config), tasks, dropout)
+        return cls(AutoModel.from_config(config), tasks, dropout, pooling)
 
     # -- properties --------------------------------------------------------------------------------------
     @property
@@ -149,13 +158,25 @@ class MultiTaskModel(nn.Module):
 
     # -- forward -----------------------------------------------------------------------------------------
     def _pool(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
-        if not self._decoder:
+        if self.pooling == "cls":
             return hidden[:, 0]
+        if self.pooling == "mean":
+            if attention_mask is None:
+                return hidden.mean(dim=1)
+            mask = attention_mask.to(hidden.dtype).unsqueeze(-1)
+            return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)
         if attention_mask is None:
             return hidden[:, -1]
         positions = torch.arange(hidden.shape[1], device=hidden.device)
         last = (attention_mask.long() * (positions + 1)).argmax(dim=1)  # last position whose mask is 1
         return hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
+
+    def sentence_representation(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, token_type_ids: torch.Tensor | None = None, **_) -> torch.Tensor:
+        """The pooled vector the sequence-level heads read, ``[B, hidden]`` (task similarity, Appendix D)."""
+        kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if token_type_ids is not None and "token_type_ids" in self._encoder_args:
+            kwargs["token_type_ids"] = token_type_ids
+        return self._pool(self.encoder(**kwargs).last_hidden_state, attention_mask)
 
     def _task_rows(self, batch_size: int, device, task: str | None, task_ids: torch.Tensor | None) -> dict[str, torch.Tensor]:
         if (task is None) == (task_ids is None):
@@ -249,6 +270,7 @@ def save_checkpoint(model: MultiTaskModel, path) -> None:
         "model_type": model.config.model_type,
         "config": model.config.to_dict(),
         "tasks": [(t.name, t.kind, t.num_labels) for t in model.tasks.values()],
+        "pooling": model.pooling,
         "state_dict": model.state_dict(),
     }
     tmp = path.with_name(path.name + ".tmp")
@@ -271,7 +293,7 @@ def load_checkpoint(path, tasks: list[TaskSpec] | None = None, dropout: float | 
     config_dict = dict(payload["config"])
     config = AutoConfig.for_model(config_dict.pop("model_type", payload["model_type"]), **config_dict)
     saved_tasks = [TaskSpec(*t) for t in payload["tasks"]]
-    model = MultiTaskModel(AutoModel.from_config(config), tasks or saved_tasks, dropout)
+    model = MultiTaskModel(AutoModel.from_config(config), tasks or saved_tasks, dropout, payload.get("pooling"))
     state = payload["state_dict"]
     if tasks is None:
         model.load_state_dict(state)

@@ -94,8 +94,9 @@ def predict(model, data: TaskData, split: str = "validation", batch_size: int = 
     outputs = []
     try:
         with HeadGates(model, gates):
-            for start in range(0, len(feats), batch_size):
-                chunk = [feats[i] for i in range(start, min(start + batch_size, len(feats)))]
+            examples = feats.to_list()  # one conversion; indexing a Dataset row by row is slow
+            for start in range(0, len(examples), batch_size):
+                chunk = examples[start:start + batch_size]
                 batch = to_device(collate(chunk, data.pad_token_id, task=task.name), device)
                 batch = {k: v for k, v in batch.items() if k not in ("labels", "token_labels", "start_positions", "end_positions")}
                 with autocast(device):
@@ -125,6 +126,26 @@ def predict(model, data: TaskData, split: str = "validation", batch_size: int = 
     answers = decode_spans([o[:, 0].numpy() for o in outputs], [o[:, 1].numpy() for o in outputs], feats["offsets"], rows["context"])
     golds = rows["answers"] if "answers" in rows.column_names else rows["answer_text"]
     return answers, list(golds)
+
+
+@torch.no_grad()
+def example_losses(model, data: TaskData, split: str = "test", batch_size: int = 64, device=None) -> np.ndarray:
+    """The loss of every example of one task on ``split`` (the task's training loss, per example), in the
+    split's order: what AHP compares between transferred models (:mod:`mtllib.similarity`)."""
+    task, feats = data.task, data.features[split]
+    device = device or next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    out = []
+    try:
+        examples = feats.to_list()
+        for start in range(0, len(examples), batch_size):
+            batch = to_device(collate(examples[start:start + batch_size], data.pad_token_id, task=task.name), device)
+            with autocast(device):
+                out.append(model(**batch).per_example_loss.float().cpu())
+    finally:
+        model.train(was_training)
+    return torch.cat(out).numpy().astype(np.float64)
 
 
 def evaluate(model, data: dict[str, TaskData], split: str = "validation", batch_size: int = 64, device=None, gates=None) -> pd.DataFrame:

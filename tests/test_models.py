@@ -5,7 +5,7 @@ import torch
 from transformers import AlbertConfig
 
 from mtllib.archs import UnsupportedArchitecture
-from mtllib.models import MultiTaskModel, TaskSpec
+from mtllib.models import MultiTaskModel, TaskSpec, load_checkpoint, save_checkpoint
 from tiny import MODEL_TYPES, random_batch, tiny_config
 
 TASKS = [
@@ -135,3 +135,26 @@ def test_errors_are_clear():
 def test_offline_pretrained_encoder_loads():
     model = MultiTaskModel.from_pretrained("offline", [TaskSpec("topic", "classification", 5)])
     assert model.num_layers_heads == (6, 12) and model.config.hidden_size == 384
+
+
+def test_mean_pooling_averages_real_tokens_only():
+    model = MultiTaskModel.from_config(tiny_config("bert"), [TaskSpec("t", "classification", 2)], pooling="mean")
+    hidden = torch.arange(2 * 3 * 2, dtype=torch.float32).reshape(2, 3, 2)
+    mask = torch.tensor([[1, 1, 0], [1, 1, 1]])
+    assert torch.equal(model._pool(hidden, mask), torch.stack([hidden[0, :2].mean(0), hidden[1].mean(0)]))
+    with pytest.raises(ValueError, match="unknown pooling"):
+        MultiTaskModel.from_config(tiny_config("bert"), [TaskSpec("t", "classification", 2)], pooling="max")
+
+
+def test_sentence_representation_is_what_a_classification_head_reads():
+    model = MultiTaskModel.from_config(tiny_config("bert"), [TaskSpec("t", "classification", 2)], pooling="mean").eval()
+    ids = torch.tensor([[2, 5, 7, 0], [2, 9, 0, 0]])
+    mask = (ids != 0).long()
+    rep = model.sentence_representation(ids, mask)
+    assert torch.allclose(model.heads["t"](rep), model(ids, mask, task="t").logits["t"])
+
+
+def test_checkpoint_keeps_the_pooling(tmp_path):
+    model = MultiTaskModel.from_config(tiny_config("bert"), [TaskSpec("t", "classification", 2)], pooling="mean")
+    save_checkpoint(model, tmp_path / "m.pt")
+    assert load_checkpoint(tmp_path / "m.pt").pooling == "mean"

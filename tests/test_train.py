@@ -188,3 +188,17 @@ def test_few_shot_from_a_multi_task_checkpoint(data, tokenizer, tmp_path):
     assert table["accuracy"].between(0, 100).all()
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_checkpoint(tmp_path / "missing.pt", [spec])
+
+
+def test_example_losses_are_the_training_loss_per_example(data, tokenizer):
+    from mtllib.features import collate
+    from mtllib.train import example_losses
+
+    model = _model(data, tokenizer).eval()
+    # (span QA is left out: like Hugging Face's QA heads, its softmax runs over padded positions too)
+    for name in ("bbc-topic", "bbc-punct"):
+        losses = example_losses(model, data[name], "test", batch_size=5)
+        feats = data[name].features["test"]
+        assert losses.shape == (len(feats),)
+        whole = model(**collate(feats.to_list(), data[name].pad_token_id, task=name)).per_example_loss
+        assert np.allclose(losses, whole.detach().numpy(), atol=1e-5)  # batching and padding change nothing
