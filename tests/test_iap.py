@@ -97,20 +97,15 @@ def test_table_11_entries_are_means_over_three_seeds_of_43_heads():
 def tiny(tmp_path_factory):
     import os
 
-    import torch
-    from transformers import BertConfig, BertModel
-
     from mtllib.features import load_tokenizer
     from mtllib.train import prepare
+    from tiny import save_tiny_bert
 
     os.environ["MTLLIB_CACHE"] = str(tmp_path_factory.mktemp("cache"))
     tokenizer = load_tokenizer("offline")
-    torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp("tiny-bert")
-    BertModel(BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                         intermediate_size=37, max_position_embeddings=64)).save_pretrained(folder)
+    folder = save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), tokenizer.vocab_size)
     data = prepare(["bbc-topic", "tweet-sentiment", "bbc-pair"], tokenizer, max_train=32, max_eval=24, max_length=32)
-    return str(folder), tokenizer, data
+    return folder, tokenizer, data
 
 
 def test_dual_task_rows_follow_eq_6_and_are_reproducible(tiny):

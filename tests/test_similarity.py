@@ -6,12 +6,12 @@ import pandas as pd
 import pytest
 import torch
 from scipy.spatial.distance import squareform
-from transformers import BertConfig
 
 from mtllib import similarity as sim
 from mtllib.features import load_tokenizer
 from mtllib.models import MultiTaskModel
 from mtllib.train import TrainConfig, prepare
+from tiny import save_tiny_bert
 
 
 def test_dse_is_mean_cosine_per_sentence():
@@ -114,12 +114,7 @@ def tiny(tmp_path_factory):
 
     os.environ["MTLLIB_CACHE"] = str(tmp_path_factory.mktemp("cache"))
     tokenizer = load_tokenizer("offline")
-    torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp("tiny-bert")
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37, max_position_embeddings=64)
-    from transformers import BertModel
-
-    BertModel(config).save_pretrained(folder)
+    folder = save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), tokenizer.vocab_size)
     data = prepare(["bbc-topic", "tweet-sentiment"], tokenizer, max_train=32, max_eval=16, max_length=32)
     return str(folder), tokenizer, data
 

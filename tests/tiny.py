@@ -49,3 +49,13 @@ def random_batch(batch_size: int = 3, seq_len: int = 7, seed: int = 0, pad_last:
         attention_mask[-1, seq_len - pad_last:] = 0
         input_ids[-1, seq_len - pad_last:] = 1
     return {"input_ids": input_ids, "attention_mask": attention_mask}
+
+
+def save_tiny_bert(folder, vocab_size: int, seed: int = 0) -> str:
+    """A tiny random BERT encoder saved as a local model folder (for code that loads a model by name)."""
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(seed)
+    BertModel(BertConfig(vocab_size=vocab_size, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                         intermediate_size=37, max_position_embeddings=64)).save_pretrained(folder)
+    return str(folder)
