@@ -18,11 +18,11 @@ import time
 import torch
 from transformers import AutoTokenizer
 
-from mtllib.assets import resolve_model
-from mtllib.corpora import load_bbc_news
-from mtllib.gates import HeadGates, ones
-from mtllib.importance import head_importance
-from mtllib.models import MultiTaskModel, TaskSpec
+from mtllib.data.assets import resolve_model
+from mtllib.data.corpora import load_bbc_news
+from mtllib.modeling.gates import HeadGates, ones
+from mtllib.analysis.importance import head_importance
+from mtllib.modeling.multitask import MultiTaskModel, TaskSpec
 
 
 def timed(fn):

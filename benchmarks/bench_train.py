@@ -2,7 +2,7 @@
 
 Prints, measured side by side in one run:
 
-- training throughput (examples/s) of :func:`mtllib.train.train` vs a minimal plain PyTorch loop over the
+- training throughput (examples/s) of :func:`mtllib.training.trainer.train` vs a minimal plain PyTorch loop over the
   same batches (same model, AdamW, clipping, schedule): target >= 0.97x;
 - the share of real (non-padding) tokens in training batches with and without length grouping: target >= 90%;
 - the cost of an IAT step (head update mask: zeroed gradients, restored slices) vs a plain step.
@@ -18,11 +18,12 @@ import time
 import numpy as np
 import torch
 
-from mtllib.features import collate, load_tokenizer
-from mtllib.iat import HeadUpdateMask
-from mtllib.models import MultiTaskModel
+from mtllib.data.features import collate, load_tokenizer
+from mtllib.training.iat import HeadUpdateMask
+from mtllib.modeling.multitask import MultiTaskModel
 from mtllib.runtime import quiet_notebook
-from mtllib.train import TrainConfig, _Plan, _make_batch, batch_indices, prepare, train
+from mtllib.training.trainer import TrainConfig, _Plan, _make_batch, batch_indices, train
+from mtllib.data.features import prepare
 
 TASKS = ["bbc-topic", "tweet-sentiment"]
 
@@ -80,7 +81,7 @@ def main():
         trainer_t.append((stamps[-1] - stamps[0]) * len(stamps) / (len(stamps) - 1))
     p, t = statistics.median(plain_t), statistics.median(trainer_t)
     print(f"plain PyTorch loop   {n_examples / p:7.1f} examples/s")
-    print(f"mtllib.train.train   {n_examples / t:7.1f} examples/s   = {p / t:.3f}x the plain loop (target >= 0.97x)")
+    print(f"mtllib.training.trainer.train   {n_examples / t:7.1f} examples/s   = {p / t:.3f}x the plain loop (target >= 0.97x)")
 
     full = prepare(TASKS, tokenizer)
     for group in (False, True):

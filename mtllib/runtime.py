@@ -1,12 +1,14 @@
 """Seeds, device selection and mixed precision: the few lines every experiment needs.
 
 CPU is the default everywhere (it is what CI and the committed book use). On a CUDA machine,
-``pick_device("auto")`` selects the GPU and :func:`autocast` runs the forward pass in bfloat16.
+``pick_device("auto")`` selects the GPU and :func:`autocast` runs the forward pass in bfloat16. On a CPU,
+bf16 is an explicit opt-in (``cpu_bf16``) that applies only where the CPU has native bf16.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
 
@@ -45,11 +47,51 @@ def pick_device(device: str | torch.device = "auto") -> torch.device:
     return torch.device(device)
 
 
-def autocast(device: torch.device, enabled: bool = True):
-    """bf16 autocast on CUDA (when the GPU supports it); a no-op context on CPU, where fp32 is faster and exact."""
+#: CPU flags (as /proc/cpuinfo names them) of native bf16 arithmetic
+NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags from ``/proc/cpuinfo`` (empty where that file does not exist)."""
+    try:
+        text = open("/proc/cpuinfo").read()
+    except OSError:
+        return frozenset()
+    line = next((l for l in text.splitlines() if l.startswith(("flags", "Features"))), "")
+    return frozenset(line.split(":", 1)[-1].split())
+
+
+def native_cpu_bf16() -> bool:
+    """True when this CPU computes bf16 natively (avx512_bf16 or AMX): there bf16 autocast is faster than
+    fp32; elsewhere torch emulates it, slower than fp32."""
+    return bool(cpu_flags() & set(NATIVE_BF16_FLAGS))
+
+
+_notified = False
+
+
+def autocast(device: torch.device, enabled: bool = True, cpu_bf16: bool = False):
+    """bf16 autocast on CUDA (``enabled``, when the GPU supports it), and on a CPU only when asked for
+    (``cpu_bf16``, an explicit opt-in) *and* the CPU has native bf16; an opt-in on a CPU without it runs in
+    fp32 and says so once. Otherwise a no-op context: fp32, exact and repeatable."""
+    global _notified
     if enabled and device.type == "cuda" and torch.cuda.is_bf16_supported():
         return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+    if cpu_bf16 and device.type == "cpu":
+        if native_cpu_bf16():
+            return torch.autocast(device_type="cpu", dtype=torch.bfloat16)
+        if not _notified:
+            print("note: cpu_bf16 was asked for, but this CPU has no native bf16 (avx512_bf16 / AMX): running in fp32", flush=True)
+            _notified = True
     return contextlib.nullcontext()
+
+
+def precision(device: torch.device, cuda_bf16: bool = True, cpu_bf16: bool = False) -> str:
+    """``"bf16"`` or ``"fp32"``: what :func:`autocast` will compute in with these settings (for run records)."""
+    if device.type == "cuda":
+        return "bf16" if cuda_bf16 and torch.cuda.is_bf16_supported() else "fp32"
+    return "bf16" if cpu_bf16 and device.type == "cpu" and native_cpu_bf16() else "fp32"
 
 
 def to_device(batch: dict, device) -> dict:

@@ -3,7 +3,7 @@
 import torch
 from transformers import AutoConfig, AutoModel
 
-from mtllib.archs import ARCHS
+from mtllib.modeling.archs import ARCHS
 
 VOCAB = 99
 LAYERS, HEADS, HIDDEN = 2, 4, 32

@@ -1,0 +1,1 @@
+"""Book layer: the notebook runner behind ``make book`` / ``make run`` (:mod:`mtllib.book.runner`)."""

@@ -1,0 +1,5 @@
+import sys
+
+from mtllib.book.runner import main
+
+sys.exit(main())

@@ -1,0 +1,193 @@
+"""Every notebook checks all its parameters in its first code cell, before any data is prepared:
+
+    from mtllib.book.params import check_parameters
+    check_parameters(globals(), "02_dual_task_iap")
+
+:data:`RULES` says, per notebook, what each parameter may be; :func:`check_parameters` checks types and ranges
+(:mod:`mtllib.checks`), then feasibility against the model and the tasks (alpha selects at least one of the
+model's heads; a size fits every task's split; tasks exist and are distinct), and refuses a parameter the
+notebook does not know — also under plain papermill, which only warns about those. A list or dict given as a
+string (``papermill -p seeds "[0, 1]"``) is refused with a hint to pass it with ``-y``.
+"""
+
+from __future__ import annotations
+
+import types
+
+from mtllib import checks
+from mtllib.runtime import DEVICE_CHOICES
+
+_IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
+
+
+def _seeds(name, v):
+    return checks.items(name, v, lambda n, x: checks.integer(n, x, 0))
+
+
+def _task(name, v):
+    from mtllib.data.tasks import get_task
+
+    checks.text(name, v)
+    get_task(v)  # UnknownTask lists the registered tasks
+    return v
+
+
+def _tasks(min_len):
+    return lambda name, v: checks.items(name, v, _task, min_len=min_len)
+
+
+def _model(name, v):
+    return checks.text(name, v)
+
+
+def _size(name, v):
+    """``None`` (all), a size for every task, or ``{task: size}`` with an optional ``"default"``."""
+    if isinstance(v, dict):
+        if not v:
+            checks._fail(name, v, "None, an integer >= 1 or a non-empty mapping {task: size}")
+        for task, size in v.items():
+            if task != "default":
+                _task(f"{name} key", task)
+            if size is not None:
+                checks.integer(f"{name}[{task!r}]", size, 1)
+        return v
+    return None if v is None else checks.integer(name, v, 1)
+
+
+def _batches(name, v):
+    return None if v is None else checks.integer(name, v, 1)
+
+
+def _fraction(name, v):
+    return checks.number(name, v, 0, 1, low_open=True)
+
+
+def _positive(name, v):
+    return checks.number(name, v, 0, low_open=True)
+
+
+def _int(minimum, maximum=None):
+    return lambda name, v: checks.integer(name, v, minimum, maximum)
+
+
+def _device(name, v):
+    kind = v.split(":")[0] if isinstance(v, str) else v
+    checks.choice(name, kind, DEVICE_CHOICES)
+    return v
+
+
+def _optional_articles(name, v):
+    return None if v is None else checks.integer(name, v, 1)
+
+
+_TRAINING = {"model": _model, "seeds": _seeds, "max_train": _size, "max_eval": _size, "max_length": _int(8, 512),
+             "epochs": _int(1), "batch_size": _int(1), "lr": _positive, "importance_batches": _batches, "device": _device}
+
+#: notebook -> {parameter: rule(name, value)}
+RULES: dict[str, dict] = {
+    "01_offline_model_and_data": {"model": _model, "max_articles": _optional_articles, "max_tweets": _optional_articles, "seed": _int(0)},
+    "02_dual_task_iap": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "frozen_seeds": _seeds, "frozen_lr": _positive},
+    "03_multitask_iap": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "n_random": _int(0)},
+    "04_task_similarity": {**_TRAINING, "tasks": _tasks(3), "alpha": _fraction, "n_probe": _int(4), "transfer_train": _int(1), "transfer_epochs": _int(1)},
+    "05_input_paradigm": {**_TRAINING, "single_task": _task, "pair_version": _task, "partners": _tasks(1), "alpha": _fraction},
+}
+
+
+def _user_values(namespace: dict) -> dict:
+    """The variables a parameters cell (or papermill's injected cell) defined: no modules, functions, classes,
+    IPython's own names or names starting with an underscore."""
+    return {k: v for k, v in namespace.items()
+            if not k.startswith("_") and k not in _IPYTHON_NAMES
+            and not isinstance(v, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type))}
+
+
+def _hint(value) -> str:
+    if isinstance(value, str) and value.strip()[:1] in "[{":
+        return " (lists and dicts arrive as strings with papermill -p: pass them with -y, e.g. -y \"seeds: [0, 1]\")"
+    return ""
+
+
+def check_parameters(namespace: dict, notebook: str) -> dict:
+    """Check the parameters of ``notebook`` found in ``namespace`` (the notebook's ``globals()``); return them.
+    Raises :class:`mtllib.checks.BadInput` (or ``UnknownTask``) naming the parameter, before any work."""
+    if notebook not in RULES:
+        raise KeyError(f"no parameter rules for notebook {notebook!r}; known: {', '.join(RULES)}")
+    rules = RULES[notebook]
+    values = _user_values(namespace)
+    unknown = sorted(set(values) - set(rules))
+    if unknown:
+        raise checks.BadInput(f"unknown parameter(s) {unknown} for {notebook}; its parameters are: {', '.join(rules)}")
+    missing = sorted(set(rules) - set(values))
+    if missing:
+        raise checks.BadInput(f"parameter(s) {missing} of {notebook} are not defined (is the parameters cell intact?)")
+    for name, rule in rules.items():
+        try:
+            rule(name, values[name])
+        except checks.BadInput as err:
+            raise checks.BadInput(f"{notebook}: {err}{_hint(values[name])}") from None
+    _feasible(notebook, values)
+    return {k: values[k] for k in rules}
+
+
+def _tasks_of(values: dict) -> list[str]:
+    names = []
+    for key in ("tasks", "single_task", "pair_version", "partners"):
+        v = values.get(key)
+        names += [v] if isinstance(v, str) else list(v or [])
+    return names
+
+
+def _feasible(notebook: str, values: dict) -> None:
+    """What types cannot show: the model's heads, the tasks' split sizes."""
+    from mtllib.analysis.importance import num_pruned
+
+    names = _tasks_of(values)
+    if len(set(names)) != len(names):
+        raise checks.BadInput(f"{notebook}: a task is named twice among {names}")
+    if "alpha" in values:
+        heads = _num_heads(values["model"])
+        if heads is not None:
+            try:
+                num_pruned(values["alpha"], heads)
+            except ValueError as err:
+                raise checks.BadInput(f"{notebook}: alpha: {err} (the model {values['model']!r} has {heads} heads)") from None
+    from mtllib.data.features import per_task
+
+    sizes = split_sizes(names)
+    for param, split in (("max_train", "train"), ("max_eval", "validation"), ("max_eval", "test")):
+        value = values.get(param)
+        if value is None:
+            continue
+        if isinstance(value, dict):
+            unused = sorted(set(value) - set(names) - {"default"})
+            if unused:
+                raise checks.BadInput(f"{notebook}: {param} names tasks the notebook does not use: {unused}")
+            if "default" not in value and set(names) - set(value):
+                raise checks.BadInput(f"{notebook}: {param} gives no size for {sorted(set(names) - set(value))} and no 'default'")
+        short = {t: s[split] for t, s in sizes.items() if per_task(value, t) is not None and s[split] < per_task(value, t)}
+        if short:
+            raise checks.BadInput(f"{notebook}: {param}={value} is more than the {split} split of {short} holds; use at most that many or None (all)")
+    if isinstance(values.get("transfer_train"), int) and isinstance(values.get("max_train"), int) and values["transfer_train"] > values["max_train"]:
+        raise checks.BadInput(f"{notebook}: transfer_train={values['transfer_train']} exceeds max_train={values['max_train']}")
+
+
+def _num_heads(model: str) -> int | None:
+    """Heads in all of ``model`` from its config (local or offline; ``None`` for a hub id without internet)."""
+    from transformers import AutoConfig
+
+    from mtllib.data.assets import resolve_model
+    from mtllib.modeling.archs import num_layers_heads
+
+    try:
+        config = AutoConfig.from_pretrained(resolve_model(model))
+    except OSError:
+        return None
+    layers, heads = num_layers_heads(config)
+    return layers * heads
+
+
+def split_sizes(names: list[str]) -> dict[str, dict[str, int]]:
+    """``{task: {split: examples}}`` of the offline tasks among ``names`` (paper tasks need the hub: skipped)."""
+    from mtllib.data.tasks import get_task, load_frames
+
+    return {n: {split: len(frame) for split, frame in load_frames(n).items()} for n in names if get_task(n).suite == "offline"}

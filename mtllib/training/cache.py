@@ -1,0 +1,139 @@
+"""A local cache of trained models, so that chapters that train the same recipe share one training run and a
+chapter whose recipe did not change re-executes in the time of its analysis.
+
+The key is :func:`mtllib.fingerprint.digest` of everything that decides the trained weights:
+
+- the freshly built model's weights and configuration (the pretrained encoder, the heads' seeded
+  initialisation, pooling and dropout), hashed before training;
+- every task's name, kind and the content of its tokenised training and validation features (validation picks
+  the best epoch);
+- the :class:`~mtllib.training.trainer.TrainConfig` (all fields but where checkpoints go);
+- the source of the training code and everything it imports (:func:`mtllib.fingerprint.source_digest`).
+
+An entry is a folder ``<cache>/models/<key>/`` holding the weights, the training result and an
+``entry.json`` with the key and the SHA-256 of both files. It is written into a temporary folder and renamed
+into place, so a reader never sees half an entry; an entry whose files do not match their digests (a crash,
+a disk error, an edit) is reported, deleted and rebuilt, never used. The cache is a convenience: it lives
+outside the repository (``$MTLLIB_CACHE``, default ``~/.cache/mtllib``), a new machine starts without it and
+every result is the same with or without it. ``MTLLIB_MODEL_CACHE=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import torch
+
+from mtllib.fingerprint import dataset_digest, digest, source_digest, tensor_digest
+from mtllib.runtime import pick_device
+
+#: the modules whose source decides what training computes (their imports are followed)
+TRAINING_CODE = ("mtllib.training.trainer", "mtllib.modeling.multitask")
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("MTLLIB_CACHE", Path.home() / ".cache" / "mtllib")) / "models"
+
+
+def enabled() -> bool:
+    return os.environ.get("MTLLIB_MODEL_CACHE", "1") not in ("0", "false", "no", "off")
+
+
+def recipe_key(model, data: dict, config) -> str:
+    """The cache key of training ``model`` (as built, untrained) on ``data`` with ``config``."""
+    settings = {k: v for k, v in dataclasses.asdict(config).items() if k not in ("checkpoint_dir", "checkpoint_every")}
+    tasks = [(name, td.task.kind, td.task.label_names, dataset_digest(td.features["train"]), dataset_digest(td.features["validation"])) for name, td in data.items()]
+    return digest("trained-model/1", model.config.to_dict(), getattr(model, "pooling", None), tensor_digest(model.state_dict()), tasks, settings, source_digest(TRAINING_CODE))
+
+
+class CorruptEntry(RuntimeError):
+    """A cache entry whose files do not match its record."""
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def load(key: str):
+    """``(state_dict, result_fields, seconds)`` of the entry ``key``, ``None`` when there is none; raises
+    :class:`CorruptEntry` (naming the folder) when the entry exists but does not check out."""
+    folder = cache_root() / key
+    if not folder.exists():
+        return None
+    try:
+        record = json.loads((folder / "entry.json").read_text())
+        if record["key"] != key:
+            raise CorruptEntry(f"{folder}: entry.json names another key")
+        for name in ("model.pt", "result.pt"):
+            if _sha256(folder / name) != record["sha256"][name]:
+                raise CorruptEntry(f"{folder / name}: contents do not match the digest in entry.json")
+        state = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
+        fields = torch.load(folder / "result.pt", map_location="cpu", weights_only=False)
+    except CorruptEntry:
+        raise
+    except Exception as err:  # missing file, unreadable JSON, truncated pickle
+        raise CorruptEntry(f"{folder}: {type(err).__name__}: {err}") from None
+    return state, fields, float(record.get("train_seconds", 0.0))
+
+
+def store(key: str, state: dict, fields: dict, seconds: float) -> Path:
+    """Write an entry atomically (a temporary folder renamed into place); return its folder."""
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / key
+    tmp = root / f".{key}.tmp{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        torch.save({k: v.detach().cpu() for k, v in state.items()}, tmp / "model.pt")
+        torch.save(fields, tmp / "result.pt")
+        record = {"key": key, "sha256": {n: _sha256(tmp / n) for n in ("model.pt", "result.pt")}, "train_seconds": seconds,
+                  "written_at": time.strftime("%Y-%m-%d %H:%M:%S")}
+        (tmp / "entry.json").write_text(json.dumps(record, indent=1))
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def train_cached(model, data: dict, config=None, progress: bool = True, log=print):
+    """:func:`mtllib.training.trainer.train` through the cache: ``(result, seconds, hit)``. On a hit the
+    model's weights are the cached ones and ``seconds`` is the training time of the run that made them."""
+    from mtllib.training.trainer import TrainConfig, TrainResult, train
+
+    config = config or TrainConfig()
+    config.validate()  # bad settings fail here, before any hashing or training
+    if config.checkpoint_dir is not None or not enabled():
+        start = time.perf_counter()
+        result = train(model, data, config, progress=progress)
+        return result, time.perf_counter() - start, False
+    key = recipe_key(model, data, config)
+    try:
+        entry = load(key)
+    except CorruptEntry as err:
+        log(f"model cache: {err}; rebuilding it")
+        shutil.rmtree(cache_root() / key, ignore_errors=True)
+        entry = None
+    if entry is not None:
+        state, fields, seconds = entry
+        model.load_state_dict(state)
+        model.to(pick_device(config.device))
+        model.freeze_encoder(config.freeze_encoder)  # as train() leaves it
+        return TrainResult(**fields), seconds, True
+    start = time.perf_counter()
+    result = train(model, data, config, progress=progress)
+    seconds = time.perf_counter() - start
+    store(key, model.state_dict(), {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}, seconds)
+    return result, seconds, False

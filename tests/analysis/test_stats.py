@@ -1,0 +1,66 @@
+"""Confidence intervals, the three-valued verdict and the seeds a claim would need."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mtllib.analysis import stats as st
+
+
+def test_t_interval_by_hand():
+    ci = st.t_interval([1.0, 2.0, 3.0])  # mean 2, sd 1, t(0.975, df=2) = 4.3027
+    assert ci.mean == 2 and ci.n == 3
+    assert ci.half_width == pytest.approx(4.302653 / math.sqrt(3), rel=1e-5)
+    assert str(ci) == "2.00 [-0.48, 4.48]"
+
+
+def test_one_seed_gives_an_unbounded_interval_and_no_verdict_of_holding():
+    ci = st.t_interval([5.0])
+    assert math.isinf(ci.low) and math.isinf(ci.high) and str(ci) == "5.00"
+    assert st.verdict(ci, 3.0) == st.INCONCLUSIVE
+
+
+@pytest.mark.parametrize("values, paper, expected", [
+    ([4.0, 5.0, 6.0], 5.0, st.HOLDS),             # excludes 0 on the paper's side
+    ([-4.0, -5.0, -6.0], 5.0, st.DOES_NOT_HOLD),  # excludes the paper's value, wrong side
+    ([-0.1, 0.0, 0.1], 5.0, st.DOES_NOT_HOLD),    # tight around no effect
+    ([-6.0, 2.0, 10.0], 5.0, st.INCONCLUSIVE),    # wide: contains both 0 and 5
+    ([-4.0, -5.0, -6.0], -5.0, st.HOLDS),         # a claimed decrease
+])
+def test_verdict_rule(values, paper, expected):
+    assert st.verdict(st.t_interval(values), paper) == expected
+
+
+def test_verdict_needs_a_paper_effect():
+    with pytest.raises(ValueError, match="non-zero"):
+        st.verdict(st.t_interval([1.0, 2.0]), 0.0)
+
+
+def test_seeds_needed_brings_the_half_width_to_half_the_effect():
+    values = [-6.0, 2.0, 10.0]  # sd 8
+    n = st.seeds_needed(values, 5.0)
+    half = lambda k: st.stats.t.ppf(0.975, k - 1) * 8 / math.sqrt(k)
+    assert half(n) <= 2.5 < half(n - 1)
+    assert st.seeds_needed([3.0], 5.0) is None
+
+
+def test_bootstrap_interval_of_accuracy_contains_the_mean_and_shrinks_with_n():
+    rng = np.random.default_rng(0)
+    small = st.bootstrap_interval(100.0 * (rng.random(200) < 0.7))
+    large = st.bootstrap_interval(100.0 * (rng.random(2000) < 0.7))
+    assert small.low < small.mean < small.high and large.half_width < small.half_width
+    assert 55 < small.low and small.high < 85
+    constant = st.bootstrap_interval(np.zeros(50))
+    assert constant.low == constant.high == 0
+
+
+def test_bad_values_are_refused():
+    with pytest.raises(ValueError, match="no values"):
+        st.t_interval([])
+    with pytest.raises(ValueError, match="finite"):
+        st.t_interval([1.0, float("nan")])
+
+
+def test_counts_are_integers():
+    assert st.format_count(3.0, 10) == "3/10"

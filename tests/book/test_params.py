@@ -1,0 +1,43 @@
+"""Notebook parameter rules: one rule per declared parameter, every profile passes them, per-task sizes."""
+
+import pytest
+
+from mtllib import checks
+from mtllib.book import runner
+from mtllib.book.params import RULES, check_parameters
+
+PROJECT = runner.Project()
+
+
+@pytest.mark.parametrize("name", PROJECT.notebook_names())
+def test_every_declared_parameter_has_a_rule(name):
+    assert set(RULES[name]) == set(runner.declared_parameters(PROJECT.source(name)))
+
+
+@pytest.mark.parametrize("profile", ["smoke", "cpu", "paper"])
+@pytest.mark.parametrize("name", PROJECT.notebook_names())
+def test_every_profile_passes_the_checks_that_need_no_hub(profile, name):
+    import ast
+
+    import papermill
+
+    values = {k: ast.literal_eval(v["default"]) for k, v in papermill.inspect_notebook(str(PROJECT.source(name))).items()}
+    values.update(PROJECT.profile(profile)[name])
+    if profile == "paper":  # paper tasks and models need the hub: check types and ranges only
+        for key, rule in RULES[name].items():
+            if key not in ("tasks", "single_task", "pair_version", "partners", "model"):
+                rule(key, values[key])
+        return
+    assert check_parameters(values, name) == values
+
+
+def test_per_task_sizes():
+    base = dict(model="offline", tasks=["bbc-next", "bbc-pair"], alpha=0.3, seeds=[0], max_eval=32, max_length=64,
+                epochs=1, batch_size=16, lr=1e-4, n_random=1, importance_batches=2, device="cpu")
+    assert check_parameters({**base, "max_train": {"bbc-next": 100, "default": 50}}, "03_multitask_iap")
+    with pytest.raises(checks.BadInput, match=r"no size for \['bbc-pair'\]"):
+        check_parameters({**base, "max_train": {"bbc-next": 100}}, "03_multitask_iap")
+    with pytest.raises(checks.BadInput, match="does not use"):
+        check_parameters({**base, "max_train": {"bbc-topic": 100, "default": 50}}, "03_multitask_iap")
+    with pytest.raises(checks.BadInput, match="more than the train split"):
+        check_parameters({**base, "max_train": {"bbc-pair": 10**6, "default": 50}}, "03_multitask_iap")

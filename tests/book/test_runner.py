@@ -1,0 +1,190 @@
+"""The notebook runner: profiles, stale detection, atomic writes, error reporting (on a throw-away project)."""
+
+import json
+
+import nbformat
+import pytest
+
+from mtllib.book import runner as book
+
+
+def _notebook(path, params_src, body_src):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells.append(nbformat.v4.new_markdown_cell("# Title"))
+    cell = nbformat.v4.new_code_cell(params_src)
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells.append(cell)
+    nb.cells.append(nbformat.v4.new_code_cell(body_src))
+    nbformat.write(nb, path)
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "notebooks" / "params").mkdir(parents=True)
+    _notebook(tmp_path / "notebooks" / "alpha.ipynb", "x = 1", "print('x is', x * 2)")
+    _notebook(tmp_path / "notebooks" / "beta.ipynb", "y = 'a'", "print(y)")
+    (tmp_path / "notebooks" / "params" / "cpu.yml").write_text("alpha:\n  x: 21\nbeta: {}\n")
+    (tmp_path / "notebooks" / "params" / "smoke.yml").write_text("alpha: {}\nbeta: {}\n")
+    return book.Project(root=tmp_path)
+
+
+def _outputs_text(path):
+    nb = nbformat.read(path, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+def test_run_executes_with_profile_parameters_and_records_them(project):
+    assert [project.state(n, "cpu") for n in ("alpha", "beta")] == ["missing", "missing"]
+    book.run(project, "cpu", [], log=lambda m: None)
+    out = project.executed("alpha")
+    assert "x is 42" in _outputs_text(out)
+    record = json.loads(out.read_text())["metadata"]["mtllib"]
+    assert record["profile"] == "cpu" and record["parameters"] == {"x": 21}
+    assert record["run_time_s"] > 0 and record["commit"] and record["executed_at"].endswith("UTC")
+    nb = nbformat.read(out, as_version=4)
+    assert book.RUN_RECORD_TAG in nb.cells[1].metadata["tags"]
+    assert "profile **cpu**" in nb.cells[1].source and "`x=21`" in nb.cells[1].source
+    assert [project.state(n, "cpu") for n in ("alpha", "beta")] == ["fresh", "fresh"]
+    assert project.state("alpha", "smoke") == "stale"  # executed with other parameters
+
+
+def test_changes_to_source_or_parameters_make_a_copy_stale(project):
+    book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    assert project.state("alpha", "cpu") == "fresh"
+    (project.params_dir / "cpu.yml").write_text("alpha:\n  x: 22\nbeta: {}\n")
+    project._profiles.clear()
+    assert project.state("alpha", "cpu") == "stale"
+    (project.params_dir / "cpu.yml").write_text("alpha:\n  x: 21\nbeta: {}\n")
+    project._profiles.clear()
+    assert project.state("alpha", "cpu") == "fresh"
+    _notebook(project.source("alpha"), "x = 1", "print('x is', x * 3)")
+    assert project.state("alpha", "cpu") == "stale"
+
+
+# the import scan sees this import; the notebook never runs it (the throw-away library is not importable)
+USES_LIB = "print('x is', x * 2)\nif False:\n    from mtllib.training import m"
+
+
+def _library(tmp_path):
+    lib = tmp_path / "lib"
+    for sub in ("data", "training"):
+        (lib / sub).mkdir(parents=True)
+        (lib / sub / "__init__.py").write_text("")
+    (lib / "__init__.py").write_text("")
+    (lib / "data" / "d.py").write_text("D = 1\n")
+    (lib / "training" / "m.py").write_text("from mtllib.data.d import D\nA = 1\n")
+    return lib
+
+
+def test_the_hash_covers_the_library_modules_a_notebook_imports_transitively(project, tmp_path):
+    lib = _library(tmp_path)
+    project.library_dir = lib
+    _notebook(project.source("alpha"), "x = 1", USES_LIB)
+    assert project.library_modules("alpha") == ["mtllib.training", "mtllib.training.m"]
+    before = project.source_hash("alpha", {})
+    (lib / "data" / "d.py").write_text("D = 2\n")  # imported by the imported module: stale
+    assert project.source_hash("alpha", {}) != before
+    before = project.source_hash("alpha", {})
+    (lib / "data" / "other.py").write_text("B = 1\n")  # imported by nothing the notebook reaches: fresh
+    assert project.source_hash("alpha", {}) == before
+    beta_before = project.source_hash("beta", {})
+    (lib / "training" / "m.py").write_text("A = 2\n")
+    assert project.source_hash("alpha", {}) != before
+    assert project.source_hash("beta", {}) == beta_before  # beta imports no library module
+
+
+def test_the_real_data_chapter_does_not_depend_on_training_code():
+    """Touching the IAT code leaves the data chapter fresh; touching the BBC loader makes it stale."""
+    from mtllib.fingerprint import module_closure
+
+    real = book.Project()
+    files = {p.relative_to(real.library_dir).as_posix() for p in module_closure(real.library_modules("01_offline_model_and_data"))}
+    assert "training/iat.py" not in files and "training/trainer.py" not in files
+    assert {"data/offline.py", "data/corpora.py", "data/assets.py"} <= files
+    chapter3 = {p.relative_to(real.library_dir).as_posix() for p in module_closure(real.library_modules("03_multitask_iap"))}
+    assert {"training/iat.py", "data/offline.py", "analysis/importance.py"} <= chapter3
+
+
+def test_missing_only_runs_missing_and_warns_about_stale(project):
+    book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    _notebook(project.source("alpha"), "x = 1", "print('changed')")
+    to_run, stale = book.select(project, "cpu", [], missing_only=True)
+    assert (to_run, stale) == (["beta"], ["alpha"])
+    messages = []
+    book.run(project, "cpu", [], missing_only=True, log=messages.append)
+    assert any("warning" in m and "alpha" in m and "stale" in m for m in messages)
+    assert "changed" not in _outputs_text(project.executed("alpha"))  # not re-run
+    assert book.select(project, "cpu", [], force=True)[0] == ["alpha", "beta"]
+
+
+def test_leftovers_of_a_killed_run_are_removed(project):
+    project.book_dir.mkdir(parents=True)
+    leftover = project.book_dir / ".alpha.abc123.partial.ipynb"
+    leftover.write_text("{half a notebook")
+    book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    assert sorted(p.name for p in project.book_dir.iterdir()) == ["alpha.ipynb"]
+
+
+def test_failing_notebook_reports_cell_and_error_and_keeps_previous_copy(project):
+    book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    previous = project.executed("alpha").read_bytes()
+    _notebook(project.source("alpha"), "x = 1", "raise ValueError('boom at x=%d' % x)")
+    with pytest.raises(book.NotebookFailed) as err:
+        book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    message = str(err.value)
+    assert "'alpha'" in message and "cell 3" in message and "ValueError: boom at x=21" in message
+    assert project.executed("alpha").read_bytes() == previous  # untouched
+    assert sorted(p.name for p in project.book_dir.iterdir()) == ["alpha.ipynb"]  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    "profile, names, match",
+    [
+        ("gpu", [], r"unknown profile 'gpu'; choose one of: cpu, smoke"),
+        ("cpu", ["gamma"], r"unknown notebook\(s\) \['gamma'\]; notebooks are: alpha, beta"),
+    ],
+)
+def test_bad_requests_fail_before_any_work(project, profile, names, match):
+    with pytest.raises(book.RunnerError, match=match):
+        book.run(project, profile, names, log=lambda m: None)
+    assert not project.book_dir.exists()
+
+
+def test_unknown_parameter_lists_the_notebook_parameters(project):
+    (project.params_dir / "cpu.yml").write_text("alpha:\n  z: 3\nbeta: {}\n")
+    with pytest.raises(book.RunnerError, match=r"'alpha' has no parameter\(s\) \['z'\]; its parameters are: x"):
+        book.run(project, "cpu", [], log=lambda m: None)
+    assert not project.book_dir.exists()
+
+
+def test_profile_must_name_every_notebook(project):
+    (project.params_dir / "cpu.yml").write_text("alpha: {}\n")
+    with pytest.raises(book.RunnerError, match=r"no entry for notebook\(s\) \['beta'\]"):
+        project.profile("cpu")
+
+
+def test_cli_exit_codes(capsys):
+    assert book.main(["status", "--profile", "nope"]) == 2
+    assert "unknown profile 'nope'" in capsys.readouterr().err
+    assert book.main(["run", "--profile", "cpu", "no_such_notebook"]) == 2
+
+
+def test_run_record_hashes_what_ran_even_if_the_library_changes_meanwhile(project, tmp_path, monkeypatch):
+    lib = _library(tmp_path)
+    project.library_dir = lib
+    _notebook(project.source("alpha"), "x = 1", USES_LIB)
+    expected = project.source_hash("alpha", {"x": 21})
+    import papermill
+
+    original = papermill.execute_notebook
+
+    def execute_and_edit_library(*args, **kwargs):
+        result = original(*args, **kwargs)
+        (lib / "training" / "m.py").write_text("A = 2\n")  # the library changes while the notebook runs
+        return result
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute_and_edit_library)
+    book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    assert json.loads(project.executed("alpha").read_text())["metadata"]["mtllib"]["source_hash"] == expected
+    assert project.state("alpha", "cpu") == "stale"  # it ran with A = 1; the library now says A = 2

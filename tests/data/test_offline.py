@@ -1,0 +1,95 @@
+"""The offline task constructions: text utilities, AG-Pair pairing, article-level splits, determinism."""
+
+import numpy as np
+import pytest
+
+from mtllib.data import offline as off
+from mtllib.data.tasks import OFFLINE_TASKS, load_frames
+
+
+def test_split_sentences_keeps_abbreviations_and_initials():
+    text = 'Mr. Smith met J. Brown at 10 a.m. on Monday. "It went well," he said! Did it? Yes.'
+    assert off.split_sentences(text) == ['Mr. Smith met J. Brown at 10 a.m. on Monday.', '"It went well," he said!', "Did it?", "Yes."]
+
+
+def test_words_keep_inner_punctuation():
+    assert off.words("Time-Warner's $1.13bn deal, (U.S.)") == ["Time-Warner's", "$", "1.13bn", "deal", ",", "(", "U.S", ".", ")"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("sizes", [(5, 5, 5), (40, 3, 17, 22), (10, 11)])
+def test_same_label_pairs_is_the_ag_pair_construction(seed, sizes):
+    labels = np.repeat(np.arange(len(sizes)), sizes)
+    first, second, same = off.same_label_pairs(labels, np.random.default_rng(seed))
+    n = len(labels)
+    assert len(first) == n  # as many pairs as items
+    assert np.bincount(np.concatenate([first, second]), minlength=n).tolist() == [2] * n  # each item exactly twice
+    assert np.all(first != second)
+    assert np.array_equal(labels[first] == labels[second], same.astype(bool))
+    assert abs(same.sum() - n / 2) <= len(sizes)  # balanced up to one item per label
+
+
+def test_same_label_pairs_stays_valid_when_one_label_dominates():
+    labels = np.array([0] * 20 + [1])
+    first, second, same = off.same_label_pairs(labels, np.random.default_rng(0))
+    assert np.bincount(np.concatenate([first, second])).tolist() == [2] * 21
+    assert np.array_equal(labels[first] == labels[second], same.astype(bool))
+
+
+def test_truecase_and_punct_examples():
+    words, tags = off.truecase_example("Then Tony Blair met the BBC. They talked.")
+    assert words == ["then", "tony", "blair", "met", "the", "bbc", ".", "they", "talked", "."]
+    assert tags == [-100, 1, 1, 0, 0, 1, -100, -100, 0, -100]
+    words, tags = off.punct_example('Hello, world. "Is it?" Yes!')
+    assert words == ["hello", "world", "is", "it", "yes"]
+    assert [off.PUNCT_TAGS[t] for t in tags] == ["comma", "period", "none", "question/exclamation", "question/exclamation"]
+
+
+def test_corruptions_change_the_sentence_minimally():
+    tokens = off.words("The firm said profits rose sharply this year.")
+    rng = np.random.default_rng(0)
+    kinds = set()
+    for _ in range(30):
+        corrupted, kind = off.corrupt_sentence(tokens, rng)
+        kinds.add(kind)
+        assert corrupted != tokens
+        assert abs(len(corrupted) - len(tokens)) <= 1 and set(corrupted) <= set(tokens)
+    assert kinds == {"swap", "drop", "repeat"}
+
+
+def test_cloze_blanks_a_headline_name_found_in_the_body():
+    ex = off.cloze_example("Ad sales boost Time Warner profit", ["Profits rose.", "Time Warner said on Friday it owns Google shares."], np.random.default_rng(0))
+    assert ex["question"] == "Ad sales boost _____ profit"
+    assert ex["context"][ex["answer_start"]:].startswith("Time Warner") and ex["answer_text"] == "Time Warner"
+    assert off.cloze_example("Nothing matches here", ["Completely different text."], np.random.default_rng(0)) is None
+
+
+def _docs(row_id: str) -> set:
+    return {part.split("#")[0] for part in row_id.split("|")}
+
+
+@pytest.mark.parametrize("name", [n for n in OFFLINE_TASKS if n.startswith("bbc")])
+def test_no_article_is_in_two_splits(name):
+    frames = load_frames(name)
+    docs = {split: set().union(*(_docs(i) for i in frame.id)) for split, frame in frames.items()}
+    assert not docs["train"] & docs["validation"] and not docs["train"] & docs["test"] and not docs["validation"] & docs["test"]
+
+
+def test_duplicate_articles_are_dropped_before_splitting():
+    frames = load_frames("bbc-topic")
+    assert sum(len(f) for f in frames.values()) < 2225  # the corpus repeats 133 articles
+    texts = {split: set(frame.text) for split, frame in frames.items()}
+    assert not texts["train"] & texts["test"] and not texts["train"] & texts["validation"]
+
+
+@pytest.mark.parametrize("name", OFFLINE_TASKS)
+def test_tasks_are_deterministic_for_a_seed(name):
+    a, b, c = load_frames(name, seed=0), load_frames(name, seed=0), load_frames(name, seed=1)
+    assert all(a[s].equals(b[s]) for s in a)
+    assert not a["train"].equals(c["train"])
+
+
+@pytest.mark.parametrize("name", ["bbc-pair", "tweet-pair", "bbc-next", "bbc-headline", "bbc-acceptability"])
+def test_binary_tasks_are_balanced(name):
+    for frame in load_frames(name).values():
+        assert abs(frame.label.mean() - 0.5) < 0.03

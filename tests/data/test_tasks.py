@@ -1,0 +1,159 @@
+"""The task registry and interface: offline tasks, paper tasks from local files, validation, k-shot."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from mtllib.data import tasks
+from mtllib.data.hub import TaskUnavailable
+
+STANDARD_COLUMNS = {
+    "classification": {"id", "text", "label"},
+    "regression": {"id", "text", "label"},
+    "sequence_labelling": {"id", "words", "tags"},
+    "span_qa": {"id", "question", "context", "answer_text", "answer_start"},
+}
+
+
+def test_unknown_task_lists_the_registered_ones():
+    with pytest.raises(tasks.UnknownTask, match=r"unknown task 'glue'; registered tasks: offline bbc-topic, .*; paper \(needs internet\) cola"):
+        tasks.get_task("glue")
+
+
+@pytest.mark.parametrize("name", tasks.OFFLINE_TASKS)
+def test_offline_task_has_standard_columns_capped_splits_and_a_model_head(name):
+    task = tasks.get_task(name)
+    ds = tasks.load_task(name, max_train=50, max_eval=20)
+    assert list(ds) == ["train", "validation", "test"]
+    assert len(ds["train"]) == 50 and len(ds["validation"]) == 20 and len(ds["test"]) == 20
+    expected = STANDARD_COLUMNS[task.kind] | ({"text_pair"} if task.paradigm == "pair" and task.kind != "span_qa" else set())
+    assert expected <= set(ds["train"].column_names)
+    assert task.spec().num_labels == task.num_labels
+    assert tasks.load_task(name, max_train=50, max_eval=20)["train"]["id"] == ds["train"]["id"]  # seeded
+
+
+def test_caps_are_seeded_subsets_in_original_order():
+    frame = pd.DataFrame({"x": range(100)})
+    a, b = tasks.cap(frame, 10, seed=0), tasks.cap(frame, 10, seed=1)
+    assert len(a) == 10 and list(a.x) == sorted(a.x) and list(a.x) != list(b.x)
+    assert tasks.cap(frame, None, 0) is frame
+    with pytest.raises(ValueError, match="size cap"):
+        tasks.cap(frame, 0, 0)
+
+
+def test_labels_not_matching_declared_names_are_named():
+    task = tasks.get_task("bbc-topic")
+    with pytest.raises(ValueError, match=r"labels \[7, 'sport'\] do not match the 5 declared label names"):
+        tasks.validate_labels(task, pd.DataFrame({"label": [0, 7, "sport"]}), "train")
+    punct = tasks.get_task("bbc-punct")
+    with pytest.raises(ValueError, match=r"tags \[9\] do not match the 4 declared tag names"):
+        tasks.validate_labels(punct, pd.DataFrame({"words": [["a", "b"]], "tags": [[0, 9]]}), "train")
+    cloze = tasks.get_task("bbc-cloze")
+    with pytest.raises(ValueError, match="1 answers are not at their answer_start"):
+        tasks.validate_labels(cloze, pd.DataFrame({"context": ["abc def"], "answer_start": [0], "answer_text": ["def"]}), "test")
+
+
+def test_k_shot_per_class_and_in_total():
+    ds = tasks.load_task("bbc-topic")["train"]
+    per_class = tasks.k_shot(ds, "bbc-topic", 4, seed=0)
+    assert sorted(pd.Series(per_class["label"]).value_counts().tolist()) == [4] * 5
+    assert tasks.k_shot(ds, "bbc-topic", 4, seed=0)["id"] == per_class["id"]
+    assert tasks.k_shot(ds, "bbc-topic", 4, seed=1)["id"] != per_class["id"]
+    assert len(tasks.k_shot(ds, "bbc-topic", 16, seed=0, per_class=False)) == 16
+    with pytest.raises(ValueError, match=r"k=10000 per class but class 'business' of 'bbc-topic' has only \d+ examples"):
+        tasks.k_shot(ds, "bbc-topic", 10_000, seed=0)
+    with pytest.raises(ValueError, match=r"k=99999 examples but the split of 'bbc-topic' has only"):
+        tasks.k_shot(ds, "bbc-topic", 99_999, seed=0, per_class=False)
+    with pytest.raises(ValueError, match="k per class needs a classification task"):
+        tasks.k_shot(tasks.load_task("bbc-punct", max_train=10)["train"], "bbc-punct", 2, seed=0)
+
+
+# --- paper suite: tiny local files in each dataset's own column layout -----------------------------------
+def _rows(name):
+    squad_answers = {"text": ["Denver Broncos", "Broncos"], "answer_start": [4, 11]}
+    glue_pair = lambda a, b, label: {a: "The cat sat.", b: "A cat was sitting.", "label": label, "idx": 0}  # noqa: E731
+    return {
+        "cola": [{"sentence": "The book was read.", "label": 1, "idx": 0}, {"sentence": "Book the read was.", "label": 0, "idx": 1}],
+        "sst2": [{"sentence": "a gorgeous film", "label": 1, "idx": 0}, {"sentence": "dull", "label": 0, "idx": 1}],
+        "mrpc": [glue_pair("sentence1", "sentence2", 1), glue_pair("sentence1", "sentence2", 0)],
+        "qqp": [glue_pair("question1", "question2", 1), glue_pair("question1", "question2", 0)],
+        "stsb": [glue_pair("sentence1", "sentence2", 4.2), glue_pair("sentence1", "sentence2", 0.5)],
+        "mnli": [glue_pair("premise", "hypothesis", 0), glue_pair("premise", "hypothesis", 2)],
+        "qnli": [glue_pair("question", "sentence", 0), glue_pair("question", "sentence", 1)],
+        "rte": [glue_pair("sentence1", "sentence2", 0), glue_pair("sentence1", "sentence2", 1)],
+        "ag_news": [{"text": f"news {i}", "label": i % 4} for i in range(8)],
+        "ag_pair": [{"text": f"news {i}", "label": i % 4} for i in range(40)],
+        "imdb": [{"text": "great", "label": 1}, {"text": "awful", "label": 0}],
+        "scitail": [{"premise": "Cells divide.", "hypothesis": "Cells split.", "label": "entails"}, {"premise": "Cells divide.", "hypothesis": "Rocks melt.", "label": "neutral"}],
+        "boolq": [{"question": "is it", "passage": "It is.", "idx": 0, "label": 1}, {"question": "is it", "passage": "No.", "idx": 1, "label": 0}],
+        "cb": [{"premise": "p", "hypothesis": "h", "idx": 0, "label": 2}, {"premise": "p", "hypothesis": "h", "idx": 1, "label": 0}],
+        "copa": [{"premise": "The man fell.", "choice1": "He slipped.", "choice2": "He sang.", "question": "cause", "idx": 0, "label": 0}],
+        "wic": [{"word": "bank", "sentence1": "a river bank", "sentence2": "a bank loan", "start1": 8, "start2": 2, "end1": 12, "end2": 6, "idx": 0, "label": 0}],
+        "conll2003": [{"id": "0", "tokens": ["EU", "rejects", "German", "call"], "pos_tags": [22, 42, 16, 21], "chunk_tags": [11, 21, 11, 12], "ner_tags": [3, 0, 7, 0]}],
+        "wnut_17": [{"id": "0", "tokens": ["@paul", "in", "London"], "ner_tags": [0, 0, 7]}],
+        "squad": [{"id": "q1", "title": "SB50", "context": "The Denver Broncos won.", "question": "Who won?", "answers": squad_answers}],
+    }[name]
+
+
+def _write(tmp_path, name):
+    source = tasks.hub.SOURCES[name]
+    files = {}
+    for theirs in set(source.splits.values()):
+        path = tmp_path / f"{name}-{theirs}.jsonl"
+        path.write_text("\n".join(json.dumps(r) for r in _rows(name)))
+        files[theirs] = str(path)
+    return files
+
+
+@pytest.mark.parametrize("name", tasks.PAPER_TASKS)
+def test_paper_task_loads_from_files_in_its_own_layout(tmp_path, name):
+    task = tasks.get_task(name)
+    ds = tasks.load_task(name, data_files=_write(tmp_path, name))
+    assert {"train", "validation", "test"} <= set(ds)
+    expected = STANDARD_COLUMNS[task.kind] | ({"text_pair"} if task.paradigm == "pair" and task.kind != "span_qa" else set())
+    assert expected <= set(ds["train"].column_names)
+    if name == "scitail":
+        assert ds["train"]["label"] == [1, 0]
+    if name == "squad":
+        row = ds["train"][0]
+        assert row["answer_text"] == "Denver Broncos" and row["context"][row["answer_start"]:].startswith("Denver")
+    if name == "conll2003":
+        assert [task.label_names[t] for t in ds["train"][0]["tags"]] == ["B-ORG", "O", "B-MISC", "O"]
+    if name == "ag_pair":
+        assert len(ds["train"]) == 40 and sum(ds["train"]["label"]) == 20
+    if name == "mnli":
+        assert "validation_mismatched" in ds
+
+
+def test_paper_task_with_wrong_labels_is_rejected(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"sentence": "x", "label": 5, "idx": 0}))
+    with pytest.raises(ValueError, match=r"task 'sst2', split 'train': labels \[5\] do not match the 2 declared"):
+        tasks.load_task("sst2", data_files={"train": str(path), "validation": str(path)})
+
+
+def test_paper_task_offline_fails_fast_with_a_clear_message(monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(TaskUnavailable, match=r"'sst2' needs the dataset nyu-mll/glue \(config 'sst2'\).*offline suite is the default.*bbc-topic"):
+        tasks.load_task("sst2")
+
+
+def test_unreachable_hub_without_offline_settings_fails_at_once(monkeypatch):
+    import datasets.config
+    import huggingface_hub.constants
+
+    from mtllib.data import hub as paper_suite
+
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(paper_suite, "hub_reachable", lambda timeout=3.0: False)
+    with pytest.raises(TaskUnavailable, match=r"'qnli' needs the dataset nyu-mll/glue"):
+        tasks.load_task("qnli")
+    assert datasets.config.HF_HUB_OFFLINE is False and huggingface_hub.constants.HF_HUB_OFFLINE is False  # restored
+
+
+def test_offline_task_rejects_data_files():
+    with pytest.raises(ValueError, match="data_files is for paper tasks"):
+        tasks.load_task("bbc-topic", data_files={"train": "x.jsonl"})

@@ -1,0 +1,72 @@
+"""IAP experiments on a tiny model: dual-task rows follow Eq. 6, reproducible, bad pairs refused; summaries."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from mtllib.analysis.dissociation import classify, dissociation
+from mtllib.experiments import iap
+from mtllib.papers import functional_specialization as paper
+
+TASKS = paper.TASKS
+TABLE3 = paper.TABLE3.loc[TASKS]
+TABLE3_BASE = paper.TABLE3.loc["Base"]
+
+
+# --- dual-task runs on a tiny model ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    import os
+
+    from mtllib.data.features import load_tokenizer
+    from mtllib.data.features import prepare
+    from tiny import save_tiny_bert
+
+    os.environ["MTLLIB_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    tokenizer = load_tokenizer("offline")
+    folder = save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), tokenizer.vocab_size)
+    data = prepare(["bbc-topic", "tweet-sentiment", "bbc-pair"], tokenizer, max_train=32, max_eval=24, max_length=32)
+    return folder, tokenizer, data
+
+
+def test_dual_task_rows_follow_eq_6_and_are_reproducible(tiny):
+    from mtllib.training.trainer import TrainConfig
+
+    folder, tokenizer, data = tiny
+    config = TrainConfig(epochs=1, batch_size=8, lr=1e-3)
+    pairs = [("bbc-topic", "tweet-sentiment"), ("bbc-pair", "tweet-sentiment")]
+    rows = iap.dual_task(folder, pairs, [0, 1], data, tokenizer, train_config=config, importance_batches=2, progress=False)
+    assert len(rows) == 4 and set(iap.DUAL_COLUMNS) <= set(rows.columns)
+    for r in rows.itertuples():
+        d_a = 100 * (r.B_pruned_on_A - r.A_pruned_on_A) / r.base_A  # Eq. 6, by hand
+        d_b = 100 * (r.A_pruned_on_B - r.B_pruned_on_B) / r.base_B
+        assert r.D_A == pytest.approx(d_a) and r.D_B == pytest.approx(d_b) and r.D == pytest.approx((d_a + d_b) / 2)
+        assert r.reading == classify(r.D_A, r.D_B)
+    again = iap.dual_task(folder, pairs[:1], [1], data, tokenizer, train_config=config, importance_batches=2, progress=False)
+    assert again.iloc[0].drop("train_seconds").equals(rows.iloc[1].drop("train_seconds"))
+    summary = iap.dual_summary(rows)
+    assert list(summary.index) == ["bbc-topic + tweet-sentiment", "bbc-pair + tweet-sentiment"]
+    first = rows.iloc[:2]
+    assert summary.loc["bbc-topic + tweet-sentiment", "D"] == pytest.approx(first.D.mean())
+    assert summary.loc["bbc-topic + tweet-sentiment", "D_sd"] == pytest.approx(first.D.std(ddof=1))
+    assert summary.seeds.tolist() == [2, 2]
+
+
+def test_dual_task_refuses_bad_pairs_before_training(tiny):
+    folder, tokenizer, data = tiny
+    with pytest.raises(ValueError, match="two different tasks"):
+        iap.dual_task(folder, [("bbc-topic", "bbc-topic")], [0], data, tokenizer)
+    with pytest.raises(ValueError, match="no prepared task"):
+        iap.dual_task(folder, [("bbc-topic", "bbc-next")], [0], data, tokenizer)
+    with pytest.raises(ValueError, match="at least one pair"):
+        iap.dual_task(folder, [], [0], data, tokenizer)
+
+
+def test_summarize_gives_nan_sd_for_one_seed():
+    masks = {t: torch.arange(6).reshape(3, 2) == i for i, t in enumerate(TASKS)}
+    result = iap.IAPResult(0, paper.TABLE3.copy(), {}, masks, pd.DataFrame(), 0.0, list(TASKS))
+    out = iap.summarize([result])
+    assert np.allclose(out["perf_mean"], paper.TABLE3)
+    assert out["perf_sd"].isna().all().all() and out["D"]["sd"].isna().all()
+    assert np.allclose(out["D"]["mean"], dissociation(TABLE3, TABLE3_BASE))

@@ -1,0 +1,160 @@
+"""The multi-task model: heads of every kind, pooling, routing of heterogeneous batches, errors."""
+
+import pytest
+import torch
+from transformers import AlbertConfig
+
+from mtllib.modeling.archs import UnsupportedArchitecture
+from mtllib.modeling.multitask import MultiTaskModel, TaskSpec, load_checkpoint, save_checkpoint
+from tiny import MODEL_TYPES, random_batch, tiny_config
+
+TASKS = [
+    TaskSpec("topic", "classification", 5),
+    TaskSpec("similarity", "regression"),
+    TaskSpec("tags", "sequence_labelling", 3),
+    TaskSpec("qa", "span_qa"),
+]
+
+
+def _model(model_type="bert", tasks=TASKS, seed=0):
+    torch.manual_seed(seed)
+    return MultiTaskModel.from_config(tiny_config(model_type), tasks).eval()
+
+
+def _labels(batch_size=4, seq_len=7, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    token_labels = torch.randint(0, 3, (batch_size, seq_len), generator=g)
+    token_labels[:, 0] = -100
+    return {
+        "labels": torch.tensor([1.0, 0.5, 3.0, 2.0])[:batch_size],
+        "token_labels": token_labels,
+        "start_positions": torch.randint(0, seq_len, (batch_size,), generator=g),
+        "end_positions": torch.randint(0, seq_len, (batch_size,), generator=g),
+    }
+
+
+@pytest.mark.parametrize("model_type", MODEL_TYPES)
+@pytest.mark.parametrize("task", [t.name for t in TASKS])
+def test_every_task_kind_on_every_architecture(model_type, task):
+    model = _model(model_type)
+    out = model(**random_batch(4, pad_last=2), **_labels(), task=task)
+    shapes = {"topic": (4, 5), "similarity": (4,), "tags": (4, 7, 3), "qa": (4, 7, 2)}
+    assert tuple(out.logits[task].shape) == shapes[task]
+    assert out.per_example_loss.shape == (4,) and torch.isfinite(out.loss)
+    out.loss.backward()
+    assert model.encoder.get_input_embeddings().weight.grad is not None
+
+
+def test_losses_match_hand_computation():
+    model = _model()
+    batch, labels = random_batch(4), _labels()
+    out = model(**batch, **labels, task="tags")
+    logits, target = out.logits["tags"], labels["token_labels"]
+    for b in range(4):
+        scored = target[b] != -100
+        expected = torch.nn.functional.cross_entropy(logits[b][scored], target[b][scored])
+        torch.testing.assert_close(out.per_example_loss[b], expected)
+    out = model(**batch, **labels, task="similarity")
+    torch.testing.assert_close(out.per_example_loss, (out.logits["similarity"] - labels["labels"]) ** 2)
+    out = model(**batch, **labels, task="qa")
+    start, end = out.logits["qa"].unbind(-1)
+    ce = torch.nn.functional.cross_entropy
+    expected = (ce(start, labels["start_positions"], reduction="none") + ce(end, labels["end_positions"], reduction="none")) / 2
+    torch.testing.assert_close(out.per_example_loss, expected)
+
+
+def test_heterogeneous_batch_routes_each_example_and_weighs_examples_equally():
+    model = _model()
+    batch, labels = random_batch(4), _labels()
+    task_ids = torch.tensor([0, 2, 0, 0])  # three topic examples, one tagging example
+    mixed = model(**batch, **labels, task_ids=task_ids)
+    topic = model(**batch, **labels, task="topic")
+    tags = model(**batch, **labels, task="tags")
+    torch.testing.assert_close(mixed.per_example_loss[[0, 2, 3]], topic.per_example_loss[[0, 2, 3]])
+    torch.testing.assert_close(mixed.per_example_loss[1], tags.per_example_loss[1])
+    assert torch.equal(mixed.rows["topic"], torch.tensor([0, 2, 3])) and torch.equal(mixed.rows["tags"], torch.tensor([1]))
+    torch.testing.assert_close(mixed.loss, mixed.per_example_loss.mean())
+    mean_of_means = (mixed.per_example_loss[[0, 2, 3]].mean() + mixed.per_example_loss[1]) / 2
+    assert not torch.isclose(mixed.loss, mean_of_means)
+
+
+@pytest.mark.parametrize("padding_side", ["right", "left"])
+def test_decoder_pools_last_real_token(padding_side):
+    model = _model("gpt2", [TaskSpec("topic", "classification", 5)])
+    hidden = torch.arange(2 * 5 * 1, dtype=torch.float32).view(2, 5, 1)
+    mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
+    if padding_side == "left":
+        mask = mask.flip(1)
+    pooled = model._pool(hidden, mask)
+    expected_positions = [2, 4] if padding_side == "right" else [4, 4]
+    assert pooled.squeeze(-1).tolist() == [hidden[0, expected_positions[0], 0].item(), hidden[1, expected_positions[1], 0].item()]
+    assert torch.equal(_model("bert")._pool(hidden, mask), hidden[:, 0])
+
+
+def test_padding_does_not_change_a_decoder_prediction():
+    model = _model("gpt2", [TaskSpec("topic", "classification", 5)])
+    batch = random_batch(1, 5)
+    padded = {"input_ids": torch.cat([batch["input_ids"], torch.ones(1, 3, dtype=torch.long)], 1),
+              "attention_mask": torch.cat([batch["attention_mask"], torch.zeros(1, 3, dtype=torch.long)], 1)}
+    torch.testing.assert_close(model(**batch, task="topic").logits["topic"], model(**padded, task="topic").logits["topic"])
+
+
+def test_no_labels_gives_logits_and_no_loss():
+    out = _model()(**random_batch(), task="topic")
+    assert out.loss is None and out.per_example_loss is None and out.logits["topic"].shape == (3, 5)
+
+
+def test_freeze_encoder_leaves_only_heads_trainable():
+    model = _model()
+    model.freeze_encoder()
+    trainable = {n.split(".")[0] for n, p in model.named_parameters() if p.requires_grad}
+    assert trainable == {"heads"}
+    model.freeze_encoder(False)
+    assert all(p.requires_grad for p in model.parameters())
+
+
+def test_errors_are_clear():
+    model = _model()
+    batch = random_batch()
+    with pytest.raises(KeyError, match="unknown task 'nli'; this model's tasks are: topic, similarity, tags, qa"):
+        model(**batch, task="nli")
+    with pytest.raises(ValueError, match="exactly one of `task`"):
+        model(**batch)
+    with pytest.raises(ValueError, match=r"task_ids must be in \[0, 4\)"):
+        model(**batch, task_ids=torch.tensor([0, 1, 7]))
+    with pytest.raises(ValueError, match="labels for some tasks but none for"):
+        model(**batch, labels=torch.tensor([0, 1, 0]), task_ids=torch.tensor([0, 2, 0]))
+    with pytest.raises(ValueError, match="unknown kind 'ranking'"):
+        TaskSpec("x", "ranking")
+    with pytest.raises(ValueError, match="unique"):
+        _model(tasks=[TaskSpec("a", "classification"), TaskSpec("a", "regression")])
+    with pytest.raises(UnsupportedArchitecture, match="supported model types"):
+        MultiTaskModel.from_config(AlbertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=8, embedding_size=8), TASKS)
+
+
+def test_offline_pretrained_encoder_loads():
+    model = MultiTaskModel.from_pretrained("offline", [TaskSpec("topic", "classification", 5)])
+    assert model.num_layers_heads == (6, 12) and model.config.hidden_size == 384
+
+
+def test_mean_pooling_averages_real_tokens_only():
+    model = MultiTaskModel.from_config(tiny_config("bert"), [TaskSpec("t", "classification", 2)], pooling="mean")
+    hidden = torch.arange(2 * 3 * 2, dtype=torch.float32).reshape(2, 3, 2)
+    mask = torch.tensor([[1, 1, 0], [1, 1, 1]])
+    assert torch.equal(model._pool(hidden, mask), torch.stack([hidden[0, :2].mean(0), hidden[1].mean(0)]))
+    with pytest.raises(ValueError, match="unknown pooling"):
+        MultiTaskModel.from_config(tiny_config("bert"), [TaskSpec("t", "classification", 2)], pooling="max")
+
+
+def test_sentence_representation_is_what_a_classification_head_reads():
+    model = MultiTaskModel.from_config(tiny_config("bert"), [TaskSpec("t", "classification", 2)], pooling="mean").eval()
+    ids = torch.tensor([[2, 5, 7, 0], [2, 9, 0, 0]])
+    mask = (ids != 0).long()
+    rep = model.sentence_representation(ids, mask)
+    assert torch.allclose(model.heads["t"](rep), model(ids, mask, task="t").logits["t"])
+
+
+def test_checkpoint_keeps_the_pooling(tmp_path):
+    model = MultiTaskModel.from_config(tiny_config("bert"), [TaskSpec("t", "classification", 2)], pooling="mean")
+    save_checkpoint(model, tmp_path / "m.pt")
+    assert load_checkpoint(tmp_path / "m.pt").pooling == "mean"

@@ -1,0 +1,106 @@
+"""The cache of trained models: a second run of an unchanged recipe trains nothing; any change to what decides
+the weights retrains; a corrupt entry is rebuilt, never used."""
+
+import dataclasses
+
+import pytest
+import torch
+from transformers import BertConfig
+
+from mtllib.data.features import load_tokenizer, prepare
+from mtllib.modeling.multitask import MultiTaskModel
+from mtllib.training import cache, trainer
+from mtllib.training.trainer import TrainConfig
+
+NAMES = ["bbc-topic", "tweet-sentiment"]
+CONFIG = TrainConfig(epochs=1, batch_size=8, lr=1e-3)
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return load_tokenizer("offline")
+
+
+@pytest.fixture(scope="module")
+def data(tokenizer):
+    return prepare(NAMES, tokenizer, max_train=24, max_eval=16, max_length=32)
+
+
+@pytest.fixture(autouse=True)
+def empty_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MTLLIB_CACHE", str(tmp_path))
+    monkeypatch.setenv("MTLLIB_MODEL_CACHE", "1")
+
+
+def _model(tokenizer, names=NAMES, seed=0):
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37, max_position_embeddings=64)
+    from mtllib.data.tasks import get_task
+
+    return MultiTaskModel.from_config(config, [get_task(n).spec() for n in names])
+
+
+def _no_training(*args, **kwargs):
+    raise AssertionError("trained although the recipe is cached")
+
+
+def test_an_unchanged_recipe_trains_nothing_the_second_time(tokenizer, data, monkeypatch):
+    first = _model(tokenizer)
+    result, seconds, hit = cache.train_cached(first, data, CONFIG, progress=False)
+    assert not hit and seconds > 0
+    monkeypatch.setattr(trainer, "train", _no_training)
+    second = _model(tokenizer)
+    again, seconds_again, hit = cache.train_cached(second, data, CONFIG, progress=False)
+    assert hit and seconds_again == pytest.approx(seconds)
+    assert all(torch.equal(a, b) for a, b in zip(first.state_dict().values(), second.state_dict().values()))
+    assert again.best_epoch == result.best_epoch and again.history.equals(result.history) and again.log.equals(result.log)
+
+
+@pytest.mark.parametrize("change", ["lr", "seed", "epochs", "init", "data", "tasks", "training code"])
+def test_changing_what_decides_the_weights_retrains(tokenizer, data, monkeypatch, change):
+    cache.train_cached(_model(tokenizer), data, CONFIG, progress=False)
+    config, model, used = CONFIG, _model(tokenizer), data
+    if change in ("lr", "seed", "epochs"):
+        config = dataclasses.replace(CONFIG, **{change: {"lr": 2e-3, "seed": 1, "epochs": 2}[change]})
+    elif change == "init":
+        model = _model(tokenizer, seed=1)
+    elif change == "data":
+        used = prepare(NAMES, tokenizer, max_train=20, max_eval=16, max_length=32)
+    elif change == "tasks":
+        model, used = _model(tokenizer, NAMES[:1]), {NAMES[0]: data[NAMES[0]]}
+    else:
+        monkeypatch.setattr(cache, "source_digest", lambda modules: "edited trainer")
+    calls = []
+    original = trainer.train
+    monkeypatch.setattr(trainer, "train", lambda *a, **k: calls.append(1) or original(*a, **k))
+    _, _, hit = cache.train_cached(model, used, config, progress=False)
+    assert not hit and calls == [1]
+
+
+def test_a_corrupt_entry_is_reported_and_rebuilt(tokenizer, data):
+    model = _model(tokenizer)
+    key = cache.recipe_key(model, data, CONFIG)
+    cache.train_cached(model, data, CONFIG, progress=False)
+    weights = cache.cache_root() / key / "model.pt"
+    weights.write_bytes(weights.read_bytes()[:1000])  # truncated, as by a crash or a full disk
+    with pytest.raises(cache.CorruptEntry, match="model.pt"):
+        cache.load(key)
+    messages = []
+    fresh = _model(tokenizer)
+    _, _, hit = cache.train_cached(fresh, data, CONFIG, progress=False, log=messages.append)
+    assert not hit and "rebuilding" in messages[0] and str(weights.parent) in messages[0]
+    assert cache.load(key) is not None  # rebuilt and sound again
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), fresh.state_dict().values()))
+
+
+def test_bad_settings_fail_before_anything_is_written(tokenizer, data):
+    with pytest.raises(ValueError, match="batch_size"):
+        cache.train_cached(_model(tokenizer), data, dataclasses.replace(CONFIG, batch_size=0), progress=False)
+    assert not cache.cache_root().exists() or not any(cache.cache_root().iterdir())
+
+
+def test_the_cache_can_be_turned_off(tokenizer, data, monkeypatch):
+    monkeypatch.setenv("MTLLIB_MODEL_CACHE", "0")
+    _, _, hit = cache.train_cached(_model(tokenizer), data, CONFIG, progress=False)
+    _, _, hit_again = cache.train_cached(_model(tokenizer), data, CONFIG, progress=False)
+    assert not hit and not hit_again and not cache.cache_root().exists()

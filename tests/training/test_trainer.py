@@ -1,0 +1,209 @@
+"""The trainer: determinism, resume, IAT equivalences, batching modes, evaluation, bad input."""
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from transformers import BertConfig
+
+from mtllib.data.features import load_tokenizer
+from mtllib.training.iat import IATConfig
+from mtllib.modeling.multitask import MultiTaskModel, TaskSpec, load_checkpoint, save_checkpoint
+from mtllib.training.trainer import TrainConfig, batch_indices, evaluate, few_shot, train
+from mtllib.data.features import prepare
+
+NAMES = ["bbc-topic", "bbc-punct", "bbc-cloze"]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return load_tokenizer("offline")
+
+
+@pytest.fixture(scope="module")
+def data(tokenizer, tmp_path_factory):
+    import os
+
+    os.environ["MTLLIB_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    return prepare(NAMES, tokenizer, max_train=48, max_eval=24, max_length=48)
+
+
+def _model(data, tokenizer, seed=0):
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37, max_position_embeddings=64)
+    return MultiTaskModel.from_config(config, [data[n].task.spec() for n in data])
+
+
+CONFIG = TrainConfig(epochs=2, batch_size=8, lr=5e-3)
+
+
+def _run(data, tokenizer, **changes):
+    model = _model(data, tokenizer)
+    result = train(model, data, dataclasses.replace(CONFIG, **changes), progress=False)
+    return model, result
+
+
+def test_same_seed_gives_bit_identical_runs(data, tokenizer):
+    _, a = _run(data, tokenizer)
+    _, b = _run(data, tokenizer)
+    pd.testing.assert_frame_equal(a.history, b.history)
+    pd.testing.assert_frame_equal(a.log, b.log)
+    _, c = _run(data, tokenizer, seed=1)
+    assert not a.log.loss.equals(c.log.loss)
+
+
+def test_log_history_and_best_model(data, tokenizer):
+    model, result = _run(data, tokenizer, epochs=3)
+    steps_per_epoch = sum(int(np.ceil(len(data[n].features["train"]) / 8)) for n in NAMES)
+    assert len(result.log) == 3 * steps_per_epoch and result.log.step.tolist() == list(range(1, 3 * steps_per_epoch + 1))
+    assert set(result.log.task) == set(NAMES)
+    assert result.log.lr.iloc[0] < result.log.lr.max() and result.log.lr.iloc[-1] < result.log.lr.max()  # warm-up, decay
+    averages = result.history.groupby("epoch").average.first()
+    assert result.best_epoch == averages.idxmax() and result.best_score == averages.max()
+    again = evaluate(model, data)  # the model returned is the best epoch's
+    best_rows = result.history[result.history.epoch == result.best_epoch].set_index("task")
+    pd.testing.assert_series_equal(again["score"], best_rows["score"], check_names=False)
+
+
+def test_evaluate_restores_training_mode(data, tokenizer):
+    model = _model(data, tokenizer).train()
+    evaluate(model, data)
+    assert model.training
+
+
+def test_resume_after_a_kill_ends_like_an_uninterrupted_run(data, tokenizer, tmp_path):
+    _, full = _run(data, tokenizer)
+
+    class Killed(Exception):
+        pass
+
+    def kill_at_step_7(step):
+        if step == 7:
+            raise Killed
+
+    config = dataclasses.replace(CONFIG, checkpoint_dir=str(tmp_path / "run"), checkpoint_every=3)
+    with pytest.raises(Killed):
+        train(_model(data, tokenizer), data, config, progress=False, on_step=kill_at_step_7)
+    assert (tmp_path / "run" / "last.pt").exists()
+    resumed = train(_model(data, tokenizer, seed=123), data, config, progress=False)  # weights come from the checkpoint
+    pd.testing.assert_frame_equal(resumed.history, full.history)
+    pd.testing.assert_frame_equal(resumed.log, full.log)
+
+
+def test_checkpoint_of_other_settings_is_refused(data, tokenizer, tmp_path):
+    config = dataclasses.replace(CONFIG, epochs=1, checkpoint_dir=str(tmp_path / "run"))
+    train(_model(data, tokenizer), data, config, progress=False)
+    with pytest.raises(ValueError, match=r"written by another run \(its config differ; settings that differ: lr 0\.005 -> 0\.001"):
+        train(_model(data, tokenizer), data, dataclasses.replace(config, lr=1e-3), progress=False)
+
+
+def test_iat_with_alpha_1_or_delta_0_is_plain_multi_task_training(data, tokenizer):
+    _, plain = _run(data, tokenizer)
+    _, alpha_one = _run(data, tokenizer, iat=IATConfig(alpha=1.0, delta=0.5))
+    _, delta_zero = _run(data, tokenizer, iat=IATConfig(alpha=0.3, delta=0.0))
+    pd.testing.assert_frame_equal(alpha_one.log, plain.log)
+    pd.testing.assert_frame_equal(delta_zero.log, plain.log)
+    pd.testing.assert_frame_equal(delta_zero.history, plain.history)
+
+
+def test_iat_masks_are_each_tasks_top_heads(data, tokenizer):
+    _, result = _run(data, tokenizer, iat=IATConfig(alpha=0.25, delta=0.5, importance_batches=2))
+    assert set(result.trainable_heads) == set(NAMES)
+    for name, mask in result.trainable_heads.items():
+        assert mask.sum() == 2  # round(0.25 * 8)
+        top = result.importance[name].flatten().argsort(descending=True)[:2]
+        assert set(top.tolist()) == set(mask.flatten().nonzero().flatten().tolist())
+    _, random = _run(data, tokenizer, iat=IATConfig(alpha=0.25, delta=0.5, heads="random", importance_batches=2))
+    assert all(m.sum() == 2 for m in random.trainable_heads.values())
+    assert not pd.Series(random.log.loss).equals(pd.Series(result.log.loss))
+
+
+def test_iat_delta_1_starts_from_the_first_step(data, tokenizer):
+    _, result = _run(data, tokenizer, epochs=1, iat=IATConfig(alpha=0.5, delta=1.0, importance_batches=1))
+    assert result.trainable_heads and not pd.Series(result.log.loss).equals(pd.Series(_run(data, tokenizer, epochs=1)[1].log.loss))
+
+
+def test_heterogeneous_batches_mix_tasks_and_cover_every_example(data, tokenizer):
+    _, result = _run(data, tokenizer, batching="heterogeneous", epochs=1)
+    total = sum(len(data[n].features["train"]) for n in NAMES)
+    assert (result.log.task == "mixed").all() and len(result.log) == int(np.ceil(total / 8))
+    assert np.isfinite(result.log.loss).all()
+
+
+def test_frozen_encoder_trains_heads_only(data, tokenizer):
+    model = _model(data, tokenizer)
+    encoder_before = {n: p.detach().clone() for n, p in model.encoder.named_parameters()}
+    heads_before = {n: p.detach().clone() for n, p in model.heads.named_parameters()}
+    train(model, data, dataclasses.replace(CONFIG, epochs=1, freeze_encoder=True), progress=False)
+    assert all(torch.equal(p, encoder_before[n]) for n, p in model.encoder.named_parameters())
+    assert any(not torch.equal(p, heads_before[n]) for n, p in model.heads.named_parameters())
+
+
+def test_length_grouping_cuts_padding():
+    lengths = np.random.default_rng(0).integers(5, 120, size=3200)
+
+    def real_share(group):
+        batches = batch_indices(lengths, 32, np.random.default_rng(1), group)
+        return lengths.sum() / sum(len(b) * lengths[b].max() for b in batches)
+
+    assert real_share(True) > 0.9 > real_share(False)
+    batches = batch_indices(lengths, 32, np.random.default_rng(1), True)
+    assert sorted(np.concatenate(batches).tolist()) == list(range(3200))
+
+
+@pytest.mark.parametrize("changes, match", [
+    (dict(batch_size=0), r"TrainConfig\.batch_size must be an integer >= 1"),
+    (dict(sampler="balanced"), r"TrainConfig\.sampler must be one of 'proportional'"),
+    (dict(batching="mixed"), r"TrainConfig\.batching must be one of"),
+    (dict(batching="heterogeneous", iat=IATConfig()), "needs single-task batches"),
+    (dict(epochs=0), r"TrainConfig\.epochs must be"),
+    (dict(device="tpu"), "unknown device"),
+])
+def test_bad_settings_fail_before_anything_is_written(data, tokenizer, tmp_path, changes, match):
+    with pytest.raises(ValueError, match=match):  # when the config is made
+        dataclasses.replace(CONFIG, checkpoint_dir=str(tmp_path / "run"), **changes)
+    config = dataclasses.replace(CONFIG, checkpoint_dir=str(tmp_path / "run"))
+    for key, value in changes.items():  # a config changed after it was made is checked again by train()
+        object.__setattr__(config, key, value)
+    with pytest.raises(ValueError, match=match):
+        train(_model(data, tokenizer), data, config, progress=False)
+    assert not (tmp_path / "run").exists()
+
+
+def test_no_tasks_or_missing_heads_are_errors(data, tokenizer):
+    with pytest.raises(ValueError, match="no tasks"):
+        train(_model(data, tokenizer), {}, CONFIG, progress=False)
+    other = MultiTaskModel.from_config(BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=37), [TaskSpec("x", "classification", 2)])
+    with pytest.raises(ValueError, match=r"no head for task\(s\) \['bbc-topic'"):
+        train(other, data, CONFIG, progress=False)
+    with pytest.raises(ValueError, match="at least one task"):
+        prepare([], tokenizer)
+
+
+def test_few_shot_from_a_multi_task_checkpoint(data, tokenizer, tmp_path):
+    model, _ = _run(data, tokenizer, epochs=1)
+    save_checkpoint(model, tmp_path / "mtl.pt")
+    target = data["bbc-topic"]
+    spec = target.task.spec()
+    table = few_shot(lambda: load_checkpoint(tmp_path / "mtl.pt", [spec]), target, ks=[2], seeds=[0, 1],
+                     config=TrainConfig(epochs=2, batch_size=4, lr=1e-3, keep_best=False), progress=False)
+    assert table[["k", "seed"]].values.tolist() == [[2, 0], [2, 1]]
+    assert table["accuracy"].between(0, 100).all()
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_checkpoint(tmp_path / "missing.pt", [spec])
+
+
+def test_example_losses_are_the_training_loss_per_example(data, tokenizer):
+    from mtllib.data.features import collate
+    from mtllib.training.trainer import example_losses
+
+    model = _model(data, tokenizer).eval()
+    # (span QA is left out: like Hugging Face's QA heads, its softmax runs over padded positions too)
+    for name in ("bbc-topic", "bbc-punct"):
+        losses = example_losses(model, data[name], "test", batch_size=5)
+        feats = data[name].features["test"]
+        assert losses.shape == (len(feats),)
+        whole = model(**collate(feats.to_list(), data[name].pad_token_id, task=name)).per_example_loss
+        assert np.allclose(losses, whole.detach().numpy(), atol=1e-5)  # batching and padding change nothing
