@@ -8,7 +8,6 @@ import dataclasses
 import json
 from pathlib import Path
 
-import nbformat
 import pytest
 import torch
 from transformers import BertConfig
@@ -24,6 +23,7 @@ from mtllib.modeling.multitask import MultiTaskModel, load_checkpoint, save_chec
 from mtllib.training.iat import IATConfig
 from mtllib.training.samplers import TaskSampler
 from mtllib.training.trainer import TrainConfig, few_shot, train
+from tiny import write_notebook
 
 B = checks.BadInput
 
@@ -245,22 +245,10 @@ def test_the_smoke_parameters_pass():
 
 
 # --- the runner: profiles and failing notebooks --------------------------------------------------------
-def _notebook(path, params_src, body_src):
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells.append(nbformat.v4.new_markdown_cell("# Title"))
-    cell = nbformat.v4.new_code_cell(params_src)
-    cell.metadata["tags"] = ["parameters"]
-    nb.cells.append(cell)
-    nb.cells.append(nbformat.v4.new_code_cell("y = x + 1"))
-    nb.cells.append(nbformat.v4.new_code_cell(body_src))
-    nbformat.write(nb, path)
-
-
 @pytest.fixture
 def project(tmp_path):
     (tmp_path / "notebooks" / "params").mkdir(parents=True)
-    _notebook(tmp_path / "notebooks" / "alpha.ipynb", "x = 1", "raise RuntimeError('broken on purpose')")
+    write_notebook(tmp_path / "notebooks" / "alpha.ipynb", "x = 1", "y = x + 1", "raise RuntimeError('broken on purpose')")
     (tmp_path / "notebooks" / "params" / "cpu.yml").write_text("alpha:\n  x: 2\n")
     return book.Project(root=tmp_path)
 

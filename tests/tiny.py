@@ -59,3 +59,17 @@ def save_tiny_bert(folder, vocab_size: int, seed: int = 0) -> str:
     BertModel(BertConfig(vocab_size=vocab_size, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
                          intermediate_size=37, max_position_embeddings=64)).save_pretrained(folder)
     return str(folder)
+
+
+def write_notebook(path, params_src: str, *body_srcs: str) -> None:
+    """A small notebook: a title, a cell tagged ``parameters`` and one code cell per body (runner tests)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells.append(nbformat.v4.new_markdown_cell("# Title"))
+    cell = nbformat.v4.new_code_cell(params_src)
+    cell.metadata["tags"] = ["parameters"]
+    nb.cells.append(cell)
+    nb.cells.extend(nbformat.v4.new_code_cell(body) for body in body_srcs)
+    nbformat.write(nb, path)

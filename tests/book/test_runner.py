@@ -6,17 +6,10 @@ import nbformat
 import pytest
 
 from mtllib.book import runner as book
+from tiny import write_notebook
 
 
-def _notebook(path, params_src, body_src):
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells.append(nbformat.v4.new_markdown_cell("# Title"))
-    cell = nbformat.v4.new_code_cell(params_src)
-    cell.metadata["tags"] = ["parameters"]
-    nb.cells.append(cell)
-    nb.cells.append(nbformat.v4.new_code_cell(body_src))
-    nbformat.write(nb, path)
+_notebook = write_notebook
 
 
 @pytest.fixture
