@@ -282,3 +282,11 @@ def test_a_failing_notebook_is_reported_by_its_source_cell_and_kept_out_of_the_b
     kept = project.root / book.FAILED_DIR / "alpha.cpu.ipynb"
     assert str(kept) in message and "broken on purpose" in kept.read_text()
     assert not any(project.book_dir.iterdir())  # nothing in book/, not even a partial file
+
+
+def test_a_dead_kernel_is_reported_with_its_cell_and_a_memory_hint(project):
+    write_notebook(project.source("alpha"), "x = 1", "y = x + 1", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+    with pytest.raises(book.NotebookFailed, match=r"the kernel died while running (cell 4 of the source notebook \(code cell 3\)|an unknown cell) \(out of memory\?"):
+        book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    assert (project.root / book.FAILED_DIR / "alpha.cpu.ipynb").exists()
+    assert not any(project.book_dir.iterdir())
