@@ -94,8 +94,10 @@ def test_a_corrupt_entry_is_reported_and_rebuilt(tokenizer, data):
 
 
 def test_bad_settings_fail_before_anything_is_written(tokenizer, data):
+    config = dataclasses.replace(CONFIG)
+    object.__setattr__(config, "batch_size", 0)  # changed after it was made: train_cached checks it again
     with pytest.raises(ValueError, match="batch_size"):
-        cache.train_cached(_model(tokenizer), data, dataclasses.replace(CONFIG, batch_size=0), progress=False)
+        cache.train_cached(_model(tokenizer), data, config, progress=False)
     assert not cache.cache_root().exists() or not any(cache.cache_root().iterdir())
 
 
