@@ -78,12 +78,11 @@ def measure(task_name: str, chapter: str, settings: dict, max_eval: int, seed: i
     start = time.perf_counter()
     train(model, data, config, progress=False)
     seconds = time.perf_counter() - start
-    train_labels = td.rows["train"]["tags" if task.kind == "sequence_labelling" else "label"]
     scores, majority = {}, {}
     for split in ("validation", "test"):
         predictions, golds = predict(model, td, split)
         scores[split] = metric_fns.compute([task.main_metric], predictions, golds)[task.main_metric]
-        majority[split] = learnability.majority_score(task, train_labels, golds)
+        majority[split] = learnability.majority_for(td, split)
     return {
         "task": task_name, "chapter": chapter, "metric": task.main_metric,
         "score": round(scores["test"], 2), "majority": round(majority["test"], 2), "chance": round(learnability.chance(task), 2),

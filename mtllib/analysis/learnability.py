@@ -72,6 +72,14 @@ def majority_score(task, train_labels, references) -> float:
     return 0.0 if not math.isfinite(value) else value
 
 
+def majority_for(data, split: str = "validation") -> float:
+    """The majority baseline of one prepared task (:class:`mtllib.data.features.TaskData`) on ``split``: the
+    most frequent training label scored against that split's gold answers (percent)."""
+    from mtllib.data.features import references, train_labels
+
+    return majority_score(data.task, train_labels(data), references(data, split))
+
+
 def chance(task) -> float:
     """The score of a uniform random guess for accuracy (100 / classes); 0 for every other main metric."""
     if task.main_metric == "accuracy" and task.kind == "classification":

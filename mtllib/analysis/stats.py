@@ -7,6 +7,11 @@ Verdicts (one rule for every chapter):
 - *does not hold*: otherwise, when the CI excludes the paper's value;
 - *inconclusive at this budget*: neither; :func:`seeds_needed` then says how many seeds would bring the CI's
   half-width to half the paper's effect, assuming the spread stays what we measured.
+
+Two claims of another shape read the same three words: a claim of *no difference*
+(:func:`equivalence_row`: holds when the CI lies inside a stated margin, does not hold when it lies outside
+it) and a claim about the *sign of a correlation* across task pairs (:func:`correlation_row`, Fisher-z
+interval of Pearson's r; with fewer than four pairs the interval is the whole [-1, 1]).
 """
 
 from __future__ import annotations
@@ -125,3 +130,92 @@ def claim_row(claim: str, values, paper_value: float, rule: str = "95% t-interva
     needed = seeds_needed(values, paper_value) if v == INCONCLUSIVE else None
     return {"claim": claim, "paper": paper_value, "ours": format_ci(ci), "mean": ci.mean, "low": ci.low, "high": ci.high,
             "seeds": ci.n, "rule": rule, "verdict": v, "seeds needed": needed}
+
+
+def equivalence_row(claim: str, values, margin: float, paper_value: float | None = None, rule: str | None = None) -> dict:
+    """A claim that an effect is absent (e.g. "the input paradigm does not change D"), judged on the 95%
+    t-interval of ``values`` against ``margin`` (the largest difference counted as none, in the values' units):
+    *holds* when the interval lies inside ``[-margin, margin]``, *does not hold* when it lies entirely outside,
+    inconclusive otherwise (then ``seeds needed`` is the number that would bring the half-width to ``margin / 2``)."""
+    values = _values(values, claim)
+    if not (math.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin must be a finite positive number, got {margin!r}")
+    ci = t_interval(values)
+    if -margin <= ci.low and ci.high <= margin:
+        v = HOLDS
+    elif ci.low > margin or ci.high < -margin:
+        v = DOES_NOT_HOLD
+    else:
+        v = INCONCLUSIVE
+    needed = seeds_needed(values, margin) if v == INCONCLUSIVE else None
+    return {"claim": claim, "paper": paper_value if paper_value is not None else math.nan, "ours": format_ci(ci),
+            "mean": ci.mean, "low": ci.low, "high": ci.high, "seeds": ci.n,
+            "rule": rule or f"95% t-interval over seeds inside +-{margin:g}", "verdict": v, "seeds needed": needed}
+
+
+def correlation_interval(x, y, confidence: float = CONFIDENCE) -> Interval:
+    """Pearson's r with its Fisher-z interval (``scipy.stats.pearsonr``); ``n`` is the number of points. Fewer
+    than four points (or no spread) give the whole interval [-1, 1]."""
+    x, y = _values(x, "correlation x"), _values(y, "correlation y")
+    if x.size != y.size:
+        raise ValueError(f"correlation needs as many x as y values, got {x.size} and {y.size}")
+    if x.size < 3 or np.all(x == x[0]) or np.all(y == y[0]):
+        return Interval(math.nan, -1.0, 1.0, int(x.size), "fisher-z")
+    res = stats.pearsonr(x, y)
+    if x.size < 4:
+        return Interval(float(res.statistic), -1.0, 1.0, int(x.size), "fisher-z")
+    ci = res.confidence_interval(confidence_level=confidence)
+    return Interval(float(res.statistic), float(ci.low), float(ci.high), int(x.size), "fisher-z")
+
+
+def points_needed(r: float, confidence: float = CONFIDENCE) -> int | None:
+    """The number of points at which a correlation of ``r`` would have a Fisher-z interval excluding 0."""
+    if not math.isfinite(r) or r == 0 or abs(r) >= 1:
+        return None
+    z = stats.norm.ppf((1 + confidence) / 2)
+    return int(math.floor((z / math.atanh(abs(r))) ** 2 + 3)) + 1
+
+
+def correlation_row(claim: str, x, y, direction: int = -1, rule: str = "95% Fisher-z interval of Pearson's r over task pairs") -> dict:
+    """A claim about the sign of a correlation (``direction`` -1: negative): *holds* when the interval of r
+    lies on that side of 0, *does not hold* when it lies on the other side, inconclusive otherwise (then the
+    number of pairs a correlation of this size would need)."""
+    if direction not in (-1, 1):
+        raise ValueError(f"direction is -1 (negative) or 1 (positive), got {direction!r}")
+    ci = correlation_interval(x, y)
+    if (direction < 0 and ci.high < 0) or (direction > 0 and ci.low > 0):
+        v = HOLDS
+    elif (direction < 0 and ci.low > 0) or (direction > 0 and ci.high < 0):
+        v = DOES_NOT_HOLD
+    else:
+        v = INCONCLUSIVE
+    shown = "\u2014" if not math.isfinite(ci.mean) else (f"{ci.mean:.2f} [{ci.low:.2f}, {ci.high:.2f}]")
+    return {"claim": claim, "paper": "negative" if direction < 0 else "positive", "ours": shown, "mean": ci.mean, "low": ci.low,
+            "high": ci.high, "pairs": ci.n, "rule": rule, "verdict": v,
+            "pairs needed": points_needed(ci.mean) if v == INCONCLUSIVE else None}
+
+
+def claims_table(rows: list[dict]) -> "pd.DataFrame":
+    """The claims of a chapter as the page shows them: one row per claim (index), the paper's value, ours as
+    mean [CI], the number of seeds (or pairs), the rule and the verdict; counts of seeds or pairs needed as
+    integers, an em dash where none applies. Raw ``mean``/``low``/``high`` are kept in ``.attrs["raw"]``."""
+    import pandas as pd
+
+    if not rows:
+        raise ValueError("claims_table needs at least one claim row")
+    table = pd.DataFrame(rows).set_index("claim")
+    raw = table[["mean", "low", "high"]].copy()
+    shown = table.drop(columns=["mean", "low", "high"])
+    for col in ("seeds needed", "pairs needed", "seeds", "pairs"):
+        if col in shown:
+            shown[col] = [f"{int(v)}" if pd.notna(v) else "\u2014" for v in shown[col]]
+    if "paper" in shown:
+        shown["paper"] = [f"{v:.2f}" if isinstance(v, (int, float)) and math.isfinite(v) else ("\u2014" if isinstance(v, float) else v)
+                          for v in shown["paper"]]
+    shown.attrs["raw"] = raw
+    return shown
+
+
+def verdict_counts(table) -> dict[str, int]:
+    """How many claims of a :func:`claims_table` hold, do not hold and are inconclusive."""
+    return {v: int((table["verdict"] == v).sum()) for v in (HOLDS, DOES_NOT_HOLD, INCONCLUSIVE)}

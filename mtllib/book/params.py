@@ -54,7 +54,8 @@ def _size(name, v):
     return None if v is None else checks.integer(name, v, 1)
 
 
-def _batches(name, v):
+def _optional_count(name, v):
+    """``None`` (all) or an integer >= 1: batches for Eq. 4, articles, tweets."""
     return None if v is None else checks.integer(name, v, 1)
 
 
@@ -76,16 +77,12 @@ def _device(name, v):
     return v
 
 
-def _optional_articles(name, v):
-    return None if v is None else checks.integer(name, v, 1)
-
-
 _TRAINING = {"model": _model, "seeds": _seeds, "max_train": _size, "max_eval": _size, "max_length": _int(8, 512),
-             "epochs": _int(1), "batch_size": _int(1), "lr": _positive, "importance_batches": _batches, "device": _device}
+             "epochs": _int(1), "batch_size": _int(1), "lr": _positive, "importance_batches": _optional_count, "device": _device}
 
 #: notebook -> {parameter: rule(name, value)}
 RULES: dict[str, dict] = {
-    "01_offline_model_and_data": {"model": _model, "max_articles": _optional_articles, "max_tweets": _optional_articles, "seed": _int(0)},
+    "01_offline_model_and_data": {"model": _model, "max_articles": _optional_count, "max_tweets": _optional_count, "seed": _int(0)},
     "02_dual_task_iap": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "frozen_seeds": _seeds, "frozen_lr": _positive},
     "03_multitask_iap": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "n_random": _int(0)},
     "04_task_similarity": {**_TRAINING, "tasks": _tasks(3), "alpha": _fraction, "n_probe": _int(4), "transfer_train": _int(1), "transfer_epochs": _int(1)},

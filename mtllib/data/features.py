@@ -204,3 +204,32 @@ def prepare(names: list[str], tokenizer, seed: int = 0, max_train: int | dict | 
         feats = {split: encode(task, ds, tokenizer, max_length=max_length) for split, ds in rows.items()}
         out[name] = TaskData(task, feats, dict(rows), tokenizer.pad_token_id)
     return out
+
+
+def references(data: TaskData, split: str):
+    """The gold answers of one task on one split, in the form its metrics take (what
+    :func:`mtllib.training.trainer.predict` returns beside its predictions); no model needed (e.g. for the
+    majority baseline of :mod:`mtllib.analysis.learnability`)."""
+    task, rows = data.task, data.rows[split]
+    if task.kind == "classification":
+        return np.asarray(rows["label"])
+    if task.kind == "regression":
+        return np.asarray(rows["label"], dtype=np.float64)
+    if task.kind == "sequence_labelling":
+        golds = []
+        for f in data.features[split]:
+            labels = np.asarray(f["token_labels"])
+            golds.append(labels[labels != -100])
+        if "entity_f1" in task.metrics:
+            golds = [[task.label_names[t] for t in g] for g in golds]
+        return golds
+    return list(rows["answers"] if "answers" in rows.column_names else rows["answer_text"])
+
+
+def train_labels(data: TaskData):
+    """The training labels of one task as its majority baseline reads them: tag sequences for sequence
+    labelling, the ``label`` column otherwise (span QA has none: ``None``)."""
+    rows = data.rows["train"]
+    if data.task.kind == "sequence_labelling":
+        return rows["tags"]
+    return rows["label"] if "label" in rows.column_names else None

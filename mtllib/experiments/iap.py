@@ -70,10 +70,6 @@ class IAPResult:
     #: per-example test correctness ``{row: {task: array}}`` of the accuracy tasks (for bootstrap CIs)
     correct: dict = field(default_factory=dict)
 
-    def learned(self) -> list[str]:
-        """The tasks this model learned (all of them when no gate was computed)."""
-        return list(self.tasks) if self.gate.empty else [t for t in self.tasks if bool(self.gate.loc[t, "learned"])]
-
     @property
     def base(self) -> pd.Series:
         return self.perf.loc["Base"]
@@ -144,15 +140,11 @@ def gate_of(result, data: dict, config) -> pd.DataFrame:
     """The learnability gate of a trained model from its training history: each task's validation score at
     the epoch whose weights it kept, against the majority class of its training labels on validation."""
     from mtllib.analysis import learnability
-    from mtllib.training.trainer import references
 
     history = result.history
     epoch = result.best_epoch if config.keep_best else int(history.epoch.max())
     at = history[history.epoch == epoch].set_index("task")["score"]
-    majority = {}
-    for name, td in data.items():
-        train_labels = td.rows["train"]["tags" if td.task.kind == "sequence_labelling" else "label"]
-        majority[name] = learnability.majority_score(td.task, train_labels, references(td, "validation"))
+    majority = {name: learnability.majority_for(td, "validation") for name, td in data.items()}
     return learnability.gate({n: float(at[n]) for n in data}, majority, {n: td.task.main_metric for n, td in data.items()})
 
 
@@ -191,7 +183,17 @@ def dual_row(result: IAPResult) -> dict:
     return {"A": a, "B": b, "seed": result.seed,
             "base_A": p.loc["Base", a], "A_pruned_on_A": p.loc[a, a], "B_pruned_on_A": p.loc[b, a],
             "base_B": p.loc["Base", b], "A_pruned_on_B": p.loc[a, b], "B_pruned_on_B": p.loc[b, b],
-            "D_A": d[a], "D_B": d[b], "D": (d[a] + d[b]) / 2, "reading": classify(d[a], d[b])}
+            "D_A": d[a], "D_B": d[b], "D": (d[a] + d[b]) / 2, "reading": classify(d[a], d[b]),
+            **_gate_fields(result, a, "A"), **_gate_fields(result, b, "B")}
+
+
+def _gate_fields(result: IAPResult, task: str, side: str) -> dict:
+    """The gate of one task of a dual-task model: its validation score, the majority baseline and whether it
+    passed (NaN / False when the result carries no gate)."""
+    if result.gate.empty or task not in result.gate.index:
+        return {f"val_{side}": float("nan"), f"majority_{side}": float("nan"), f"learned_{side}": False}
+    g = result.gate.loc[task]
+    return {f"val_{side}": float(g["score"]), f"majority_{side}": float(g["majority"]), f"learned_{side}": bool(g["learned"])}
 
 
 def dual_task(
@@ -236,7 +238,7 @@ def dual_task(
 def dual_summary(rows: pd.DataFrame) -> pd.DataFrame:
     """Mean and standard deviation over seeds of every numeric column of :func:`dual_task`'s rows, one row
     per pair (``"A + B"``), with the reading of the mean scores and the share of seeds with both D > 0."""
-    numeric = [c for c in DUAL_COLUMNS[2:] if c in rows.columns]
+    numeric = [c for c in [*DUAL_COLUMNS[2:], "val_A", "val_B"] if c in rows.columns]
     grouped = rows.assign(pair=rows.A + " + " + rows.B).groupby("pair", sort=False)
     mean, sd = grouped[numeric].mean(), grouped[numeric].std(ddof=1)
     out = mean.join(sd.add_suffix("_sd"))
@@ -244,6 +246,32 @@ def dual_summary(rows: pd.DataFrame) -> pd.DataFrame:
     out["both_positive"] = grouped.apply(lambda g: float(((g.D_A > 0) & (g.D_B > 0)).mean()), include_groups=False)
     out["seeds"] = grouped.size()
     return out
+
+
+def dual_gate(rows: pd.DataFrame) -> pd.DataFrame:
+    """The learnability gate over every dual-task model of :func:`dual_task`: one row per task with its
+    validation scores (mean, min), the majority baseline, in how many of the models that trained it the task was
+    learned (``k/n``) and whether it enters the verdicts (learned in every one of them)."""
+    from mtllib.analysis.stats import format_count
+
+    sides = [rows[["seed", side, f"val_{side}", f"majority_{side}", f"learned_{side}"]].set_axis(["seed", "task", "val", "majority", "learned"], axis=1)
+             for side in ("A", "B")]
+    long = pd.concat(sides, ignore_index=True)
+    order = list(dict.fromkeys([*rows.A, *rows.B]))
+    grouped = long.groupby("task", sort=False)
+    out = pd.DataFrame({"validation (mean)": grouped.val.mean(), "validation (min)": grouped.val.min(),
+                        "majority": grouped.majority.mean()}).reindex(order)
+    k, n = grouped.learned.sum().reindex(order), grouped.size().reindex(order)
+    out["learned"] = [format_count(k[t], n[t]) for t in order]
+    out["in the verdicts"] = ["yes" if k[t] == n[t] else "no" for t in order]
+    return out
+
+
+def learned_pairs(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`dual_task` whose pair has both tasks learned in every model (the verdicts' pairs)."""
+    gate = dual_gate(rows)
+    ok = set(gate.index[gate["in the verdicts"] == "yes"])
+    return rows[rows.A.isin(ok) & rows.B.isin(ok)]
 
 
 # --- reading several seeds: the gate, claims with confidence intervals -----------------------------------

@@ -78,7 +78,7 @@ def task_models(model_name: str, data: dict, config=None, pooling: str | None = 
 def transfer_losses(sources: dict, data: dict, config=None, max_train: int | None = None, split: str = "test", pretrained: str | None = None, progress: bool = True) -> dict[str, pd.DataFrame]:
     """The transfer results AHP ranks: for every target task of ``data`` and every source model in ``sources``
     except the target's own, a copy of the source's encoder gets a fresh head for the target and is fine-tuned
-    on the first ``max_train`` of the target's training examples; the per-example losses on ``split`` form
+    on the first ``max_train`` of the target's training examples (through the model cache); the per-example losses on ``split`` form
     the target's table (rows: examples, columns: sources). With ``pretrained`` (a model name), the encoder
     without any source task also competes, as the column ``"pretrained"``."""
     import copy
@@ -88,8 +88,9 @@ def transfer_losses(sources: dict, data: dict, config=None, max_train: int | Non
 
     from mtllib.modeling.multitask import MultiTaskModel
     from mtllib.runtime import seed_everything
-    from mtllib.training.trainer import TrainConfig, example_losses, train
     from mtllib.data.features import TaskData
+    from mtllib.training.cache import train_cached
+    from mtllib.training.trainer import TrainConfig, example_losses
 
     config = config or TrainConfig()
     config.validate()
@@ -107,6 +108,6 @@ def transfer_losses(sources: dict, data: dict, config=None, max_train: int | Non
             model = MultiTaskModel.from_pretrained(pretrained, [td.task.spec()], pooling=next(iter(sources.values())).pooling if sources else None)
         else:
             model = MultiTaskModel(copy.deepcopy(sources[source].encoder), [td.task.spec()], pooling=sources[source].pooling)
-        train(model, {target: td}, dataclasses.replace(config, keep_best=False), progress=False)
+        train_cached(model, {target: td}, dataclasses.replace(config, keep_best=False), progress=False)
         out[target][source] = example_losses(model, td, split, config.eval_batch_size)
     return {t: pd.DataFrame(cols) for t, cols in out.items()}

@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 from mtllib import checks
 from mtllib.fingerprint import dataset_digest, digest
 from mtllib.data import metrics as metric_fns
-from mtllib.data.features import TaskData, collate, decode_spans
+from mtllib.data.features import TaskData, collate, decode_spans, references
 from mtllib.training.iat import HeadUpdateMask, IATConfig
 from mtllib.analysis.importance import head_importance, select_heads
 from mtllib.runtime import autocast, pick_device, to_device
@@ -110,25 +110,6 @@ def predict(model, data: TaskData, split: str = "validation", batch_size: int = 
         return preds, references(data, split)
     answers = decode_spans([o[:, 0].numpy() for o in outputs], [o[:, 1].numpy() for o in outputs], feats["offsets"], rows["context"])
     return answers, references(data, split)
-
-
-def references(data: TaskData, split: str):
-    """The gold answers of one task on one split, in the form its metrics take (what :func:`predict` returns
-    beside its predictions); no model needed (e.g. for the majority baseline of :mod:`mtllib.analysis.learnability`)."""
-    task, feats, rows = data.task, data.features[split], data.rows[split]
-    if task.kind == "classification":
-        return np.asarray(rows["label"])
-    if task.kind == "regression":
-        return np.asarray(rows["label"], dtype=np.float64)
-    if task.kind == "sequence_labelling":
-        golds = []
-        for f in feats:
-            labels = np.asarray(f["token_labels"])
-            golds.append(labels[labels != -100])
-        if "entity_f1" in task.metrics:
-            golds = [[task.label_names[t] for t in g] for g in golds]
-        return golds
-    return list(rows["answers"] if "answers" in rows.column_names else rows["answer_text"])
 
 
 @torch.no_grad()

@@ -36,6 +36,18 @@ def test_majority_baseline_of_a_classification_task_by_hand():
     assert L.chance(task) == pytest.approx(100 / 3)
 
 
+def test_majority_for_reads_train_labels_and_the_split_s_gold_answers():
+    from datasets import Dataset
+
+    from mtllib.data.features import TaskData
+
+    rows = {"train": Dataset.from_dict({"label": [1, 1, 1, 0]}), "validation": Dataset.from_dict({"label": [1, 0, 0, 0, 0]}),
+            "test": Dataset.from_dict({"label": [1, 1, 1, 0]})}
+    td = TaskData(get_task("bbc-pair"), {}, rows, 0)
+    assert L.majority_for(td, "validation") == pytest.approx(20.0)  # the train majority (1) is a minority here
+    assert L.majority_for(td, "test") == pytest.approx(75.0)
+
+
 def test_majority_baseline_of_sequence_labelling_predicts_the_commonest_tag():
     task = get_task("bbc-truecase")  # word_f1 on the 'capitalised' class
     train = [[0, 0, 1, -100], [0, 1]]

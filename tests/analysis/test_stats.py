@@ -64,3 +64,39 @@ def test_bad_values_are_refused():
 
 def test_counts_are_integers():
     assert st.format_count(3.0, 10) == "3/10"
+
+
+def test_equivalence_claim_reads_the_interval_against_the_margin():
+    assert st.equivalence_row("same", [0.5, -0.5, 0.2, -0.1, 0.0], margin=2)["verdict"] == st.HOLDS
+    assert st.equivalence_row("same", [8.0, 9.0, 10.0], margin=2)["verdict"] == st.DOES_NOT_HOLD
+    row = st.equivalence_row("same", [-3.0, 1.0, 4.0], margin=2)
+    assert row["verdict"] == st.INCONCLUSIVE and row["seeds needed"] > 3
+    with pytest.raises(ValueError, match="margin"):
+        st.equivalence_row("same", [1.0, 2.0], margin=0)
+
+
+def test_correlation_interval_is_fisher_z_and_whole_below_four_points():
+    x, y = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [6.0, 5.5, 4.0, 3.0, 2.5, 0.0]
+    ci = st.correlation_interval(x, y)
+    r = np.corrcoef(x, y)[0, 1]
+    half = 1.959964 / math.sqrt(len(x) - 3)  # Fisher z by hand
+    assert ci.mean == pytest.approx(r)
+    assert (ci.low, ci.high) == pytest.approx((math.tanh(math.atanh(r) - half), math.tanh(math.atanh(r) + half)), rel=1e-5)
+    three = st.correlation_interval([1.0, 2.0, 3.0], [3.0, 2.0, 1.5])
+    assert (three.low, three.high) == (-1.0, 1.0) and three.n == 3
+    assert st.correlation_row("neg", x, y)["verdict"] == st.HOLDS
+    assert st.correlation_row("neg", x, y[::-1])["verdict"] == st.DOES_NOT_HOLD
+    row = st.correlation_row("neg", [1.0, 2.0, 3.0], [3.0, 1.0, 2.5])  # r = -0.24
+    assert row["verdict"] == st.INCONCLUSIVE and row["pairs"] == 3
+    n = row["pairs needed"]  # a correlation of this size excludes 0 at n points, not at n - 1
+    z = 1.959964
+    assert math.atanh(abs(row["mean"])) > z / math.sqrt(n - 3) and math.atanh(abs(row["mean"])) <= z / math.sqrt(n - 1 - 3)
+
+
+def test_claims_table_shows_counts_as_integers_and_dashes():
+    rows = [st.claim_row("a > 0", [4.0, 5.0, 6.0], 5.0), st.claim_row("b > 0", [-1.0, 2.0, 3.0], 5.0)]
+    table = st.claims_table(rows)
+    assert list(table.index) == ["a > 0", "b > 0"]
+    assert table.loc["a > 0", "seeds needed"] == "\u2014" and table.loc["b > 0", "seeds needed"].isdigit()
+    assert table.loc["a > 0", "paper"] == "5.00" and "mean" not in table and table.attrs["raw"].loc["a > 0", "mean"] == 5.0
+    assert st.verdict_counts(table) == {st.HOLDS: 1, st.DOES_NOT_HOLD: 0, st.INCONCLUSIVE: 1}

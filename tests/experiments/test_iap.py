@@ -51,6 +51,29 @@ def test_dual_task_rows_follow_eq_6_and_are_reproducible(tiny):
     assert summary.loc["bbc-topic + tweet-sentiment", "D"] == pytest.approx(first.D.mean())
     assert summary.loc["bbc-topic + tweet-sentiment", "D_sd"] == pytest.approx(first.D.std(ddof=1))
     assert summary.seeds.tolist() == [2, 2]
+    # every row carries each task's gate, read from the model's own validation scores
+    for r in rows.itertuples():
+        for side in ("A", "B"):
+            val, majority, learned = getattr(r, f"val_{side}"), getattr(r, f"majority_{side}"), getattr(r, f"learned_{side}")
+            assert learned == (val >= majority + 15)
+
+
+def _dual_rows(flags):
+    """Dual-task rows with given gate outcomes: ``flags`` = [(A, B, seed, learned_A, learned_B)]."""
+    return pd.DataFrame([{"A": a, "B": b, "seed": s, "D": 1.0, "val_A": 80.0 if la else 50.0, "val_B": 80.0 if lb else 50.0,
+                          "majority_A": 50.0, "majority_B": 50.0, "learned_A": la, "learned_B": lb}
+                         for a, b, s, la, lb in flags])
+
+
+def test_dual_gate_counts_every_model_that_trained_a_task():
+    rows = _dual_rows([("x", "y", 0, True, True), ("x", "y", 1, True, False), ("x", "z", 0, True, True), ("y", "z", 0, True, True)])
+    gate = iap.dual_gate(rows)
+    assert list(gate.index) == ["x", "y", "z"]
+    assert gate.learned.tolist() == ["3/3", "2/3", "2/2"]
+    assert gate["in the verdicts"].tolist() == ["yes", "no", "yes"]
+    assert gate.loc["y", "validation (min)"] == 50.0 and gate.loc["y", "validation (mean)"] == pytest.approx(70.0)
+    kept = iap.learned_pairs(rows)
+    assert list(zip(kept.A, kept.B)) == [("x", "z")]  # y failed once: both of its pairs leave the verdicts
 
 
 def test_dual_task_refuses_bad_pairs_before_training(tiny):

@@ -2,6 +2,7 @@
 transferred models' losses (on a tiny BERT)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -58,5 +59,16 @@ def test_task_models_and_transfer_losses(tiny):
     assert losses["bbc-topic"].shape == (len(data["bbc-topic"].features["test"]), 2)
     assert (losses["tweet-sentiment"].to_numpy() > 0).all()
     assert torch.equal(before, models["bbc-topic"].encoder.embeddings.word_embeddings.weight)  # sources untouched
+    calls = []
+    import mtllib.training.trainer as trainer_module
+    original = trainer_module.train
+    trainer_module.train = lambda *a, **k: calls.append(1) or original(*a, **k)
+    try:
+        again = sim.transfer_losses(models, data, config, max_train=16, pretrained=folder, progress=False)
+    finally:
+        trainer_module.train = original
+    assert calls == []  # every transferred model came from the cache
+    for target in losses:
+        pd.testing.assert_frame_equal(again[target], losses[target])
     table = simfn.ahp(losses)
     assert table.loc["tweet-sentiment", "bbc-topic"] == pytest.approx(simfn.ahp_affinity(losses["bbc-topic"])["tweet-sentiment"])
