@@ -56,6 +56,8 @@ def test_table_3_d_row_has_qnli_and_ag_swapped():
 @pytest.mark.parametrize("d_a, d_b, expected", [
     (6.9, 13.3, "double (distinct)"), (3.0, 4.1, "double"), (12.0, -1.0, "single"), (-2.0, 15.0, "single"),
     (5.0, -1.0, "none"), (-1.0, -2.0, "none"), (0.0, 20.0, "none"),
+    # at the threshold (10%) exactly: a mean of 10 is distinct; a single dissociation needs more than 10
+    (8.0, 12.0, "double (distinct)"), (7.0, 12.9, "double"), (10.0, -1.0, "none"), (10.5, -1.0, "single"),
 ])
 def test_classify_follows_section_4_1(d_a, d_b, expected):
     assert iap.classify(d_a, d_b) == expected

@@ -93,3 +93,40 @@ def test_summarize_gives_nan_sd_for_one_seed():
     assert np.allclose(out["perf_mean"], paper.TABLE3)
     assert out["perf_sd"].isna().all().all() and out["D"]["sd"].isna().all()
     assert np.allclose(out["D"]["mean"], dissociation(TABLE3, TABLE3_BASE))
+
+
+def test_iap_prunes_the_top_alpha_heads_and_each_row_is_that_evaluation(tiny):
+    """The masks are the *top* alpha by importance; every pruned row is the evaluation with that mask; the
+    Random row is the mean over the random masks (recomputed here from the cached model)."""
+    from mtllib.analysis.importance import gates_from_mask, num_pruned, select_heads
+    from mtllib.data.metrics import compute
+    from mtllib.modeling.multitask import MultiTaskModel
+    from mtllib.runtime import seed_everything
+    from mtllib.training.cache import train_cached
+    from mtllib.training.trainer import TrainConfig, predict
+
+    folder, tokenizer, data = tiny
+    tasks = ["bbc-topic", "tweet-sentiment"]
+    config = TrainConfig(epochs=1, batch_size=8, lr=1e-3, seed=3)
+    result = iap.run_experiment(folder, tasks, 3, alpha=0.25, train_config=config, n_random=2, importance_batches=2,
+                                data=data, tokenizer=tokenizer, progress=False)
+    for t in tasks:
+        importance, mask = result.importance[t].flatten(), result.masks[t].flatten()
+        assert int(mask.sum()) == num_pruned(0.25, importance.numel())
+        assert importance[mask].min() >= importance[~mask].max()  # the most important heads, not any heads
+
+    seed_everything(3)
+    model = MultiTaskModel.from_pretrained(folder, [data[t].task.spec() for t in tasks])
+    _, _, hit = train_cached(model, {t: data[t] for t in tasks}, config, progress=False)
+    assert hit  # the same weights the experiment evaluated
+
+    def accuracy(task, mask):
+        preds, golds = predict(model, data[task], "test", 64, None, None if mask is None else gates_from_mask(mask))
+        return compute(["accuracy"], preds, golds)["accuracy"]
+
+    for evaluated in tasks:
+        assert result.perf.loc["Base", evaluated] == pytest.approx(accuracy(evaluated, None))
+        for pruned in tasks:
+            assert result.perf.loc[pruned, evaluated] == pytest.approx(accuracy(evaluated, result.masks[pruned]))
+        randoms = [select_heads(result.importance[tasks[0]], 0.25, "random", seed=3 * 100 + r) for r in range(2)]
+        assert result.perf.loc["Random", evaluated] == pytest.approx(np.mean([accuracy(evaluated, m) for m in randoms]))

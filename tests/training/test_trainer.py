@@ -207,3 +207,13 @@ def test_example_losses_are_the_training_loss_per_example(data, tokenizer):
         assert losses.shape == (len(feats),)
         whole = model(**collate(feats.to_list(), data[name].pad_token_id, task=name)).per_example_loss
         assert np.allclose(losses, whole.detach().numpy(), atol=1e-5)  # batching and padding change nothing
+
+
+def test_batches_hold_every_example_once_and_keep_the_last_partial_batch():
+    lengths = np.random.default_rng(0).integers(5, 120, size=1000)  # 1,000 = 31 batches of 32 + one of 8
+    for group in (False, True):
+        batches = batch_indices(lengths, 32, np.random.default_rng(3), group)
+        assert sorted(np.concatenate(batches).tolist()) == list(range(1000))
+        assert sorted(len(b) for b in batches) == [8] + [32] * 31
+    maxima = [int(lengths[b].max()) for b in batch_indices(lengths, 32, np.random.default_rng(3), True)]
+    assert maxima != sorted(maxima) and maxima != sorted(maxima, reverse=True)  # grouped, then shuffled

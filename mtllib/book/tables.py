@@ -1,0 +1,32 @@
+"""Tables as the book's pages show them: one cell per quantity, ``mean [low, high]`` over seeds.
+
+The statistics are :mod:`mtllib.analysis.stats`' (95% t-interval over the rows of a group); this module only
+lays them out, so that every chapter prints the same form (issue #11's table rules: no ``NaN`` cells, counts
+as integers).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from mtllib.analysis.stats import format_ci, t_interval
+
+DASH = "\u2014"
+
+
+def ci_cell(values, digits: int = 1) -> str:
+    """``"12.3 [10.1, 14.5]"`` for several values, the value alone for one, an em dash for none (NaN skipped)."""
+    values = pd.Series(values, dtype=float).dropna()
+    if values.empty:
+        return DASH
+    return format_ci(t_interval(values.to_numpy()), digits)
+
+
+def ci_table(rows: pd.DataFrame, by: list[str] | str, columns: list[str], digits: int = 1) -> pd.DataFrame:
+    """One row per group of ``rows`` (grouped by ``by``, in order of first appearance), one column per name in
+    ``columns``: the mean with its 95% t-interval over the group's rows (e.g. seeds), as text."""
+    missing = [c for c in [*([by] if isinstance(by, str) else by), *columns] if c not in rows.columns]
+    if missing:
+        raise KeyError(f"rows have no column(s) {missing}; they have: {', '.join(map(str, rows.columns))}")
+    grouped = rows.groupby(by, sort=False)
+    return pd.DataFrame({c: grouped[c].agg(lambda v: ci_cell(v, digits)) for c in columns})
