@@ -3,10 +3,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-# Tests never touch the network: make the hub libraries fail fast instead of retrying.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Tests never touch the network, whatever the environment exports (HF_HUB_OFFLINE=0 included): the hub
+# libraries fail fast instead of connecting.
+for _name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    os.environ[_name] = "1"
+
+# ... and never find a dataset the machine happens to have cached: an empty hub home for every session.
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="mtllib-test-hf-")
+os.environ["HF_DATASETS_CACHE"] = os.path.join(os.environ["HF_HOME"], "datasets")
 
 # Tests never read a cache a previous run left behind (tokenised features, trained models): each session starts
 # with an empty one, which notebook kernels started by the tests inherit too.

@@ -119,3 +119,67 @@ def test_iat_starts_at_the_last_delta():
     assert IATConfig(delta=0.1).start_step(100) == 90
     assert IATConfig(delta=1).start_step(100) == 0
     assert IATConfig(delta=0).start_step(100) == 100  # never
+
+
+def _frozen_slices(model, trainable):
+    """(name, dim, start, end) of every parameter slice of a head that ``trainable`` freezes."""
+    names = {id(p): n for n, p in model.named_parameters()}
+    return [(names[id(p)], dim, a, b) for p, dim, l, h, a, b in head_slices(model) if not trainable[l, h]]
+
+
+def test_adamw_moments_of_frozen_heads_stay_unchanged_and_start_at_zero():
+    model = _model()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    batch = {**random_batch(4), "labels": torch.tensor([0, 1, 2, 0]), "task": "a"}
+    trainable = torch.zeros(LAYERS, HEADS, dtype=torch.bool)
+    trainable[0, 0] = True
+    mask = HeadUpdateMask(model, {"a": trainable})
+    params = dict(model.named_parameters())
+    # the first step creates the moments: for frozen slices they must be zero, not this step's gradient (even
+    # when the gradient was not zeroed first)
+    model(**batch).loss.backward()
+    mask.step("a", optimizer)
+    for name, dim, a, b in _frozen_slices(model, trainable):
+        state = optimizer.state[params[name]]
+        for key in ("exp_avg", "exp_avg_sq"):
+            assert torch.count_nonzero(state[key].narrow(dim, a, b - a)) == 0, (name, key)
+    # a plain step gives every slice moments; masked steps after it must leave frozen slices' moments alone
+    optimizer.zero_grad()
+    model(**batch).loss.backward()
+    optimizer.step()
+    saved = {n: {k: v.clone() for k, v in optimizer.state[p].items() if torch.is_tensor(v) and v.shape == p.shape} for n, p in params.items()}
+    for _ in range(2):
+        optimizer.zero_grad()
+        model(**batch).loss.backward()
+        mask.zero_frozen_grads("a")
+        mask.step("a", optimizer)
+    for name, dim, a, b in _frozen_slices(model, trainable):
+        for key, old in saved[name].items():
+            assert torch.equal(optimizer.state[params[name]][key].narrow(dim, a, b - a), old.narrow(dim, a, b - a)), (name, key)
+
+
+def test_tasks_take_turns_each_with_its_own_heads():
+    """Two tasks with disjoint trainable heads: a step of task a moves only a's heads, a step of b only b's."""
+    model = _model()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    only_a = torch.zeros(LAYERS, HEADS, dtype=torch.bool)
+    only_a[0, 1] = True
+    only_b = torch.zeros(LAYERS, HEADS, dtype=torch.bool)
+    only_b[1, 2] = True
+    mask = HeadUpdateMask(model, {"a": only_a, "b": only_b})
+    names = {id(p): n for n, p in model.named_parameters()}
+
+    def moved_heads(task):
+        before = _snapshot(model)
+        optimizer.zero_grad()
+        labels = torch.tensor([0, 1, 2, 0])
+        model(**random_batch(4), labels=labels, task=task).loss.backward()
+        mask.zero_frozen_grads(task)
+        mask.step(task, optimizer)
+        after = _snapshot(model)
+        return {(l, h) for p, dim, l, h, a, b in head_slices(model)
+                if not torch.equal(before[names[id(p)]].narrow(dim, a, b - a), after[names[id(p)]].narrow(dim, a, b - a))}
+
+    assert moved_heads("a") == {(0, 1)}
+    assert moved_heads("b") == {(1, 2)}
+    assert moved_heads("a") == {(0, 1)}  # b's step left a's moments usable; a moves again, b's head does not

@@ -120,6 +120,34 @@ def test_iat_masks_are_each_tasks_top_heads(data, tokenizer):
     assert not pd.Series(random.log.loss).equals(pd.Series(result.log.loss))
 
 
+def test_iat_zeroes_frozen_gradients_before_clipping(data, tokenizer, monkeypatch):
+    """Clipping reads the gradient norm: under IAT, the current task's frozen slices hold zero gradient by then."""
+    import mtllib.training.iat as iat_module
+
+    zeroed, seen = [], []
+    original_clip, original_zero = torch.nn.utils.clip_grad_norm_, iat_module.HeadUpdateMask.zero_frozen_grads
+
+    def zero(self, task):
+        original_zero(self, task)
+        zeroed.append((self, task))
+
+    def clip(params, max_norm, *args, **kwargs):
+        params = list(params)
+        if not zeroed:
+            seen.append(False)  # clipped before any frozen gradient was zeroed
+        else:
+            mask, task = zeroed.pop()
+            frozen = [(p, mask.frozen[task][id(p)]) for p in mask.params if id(p) in mask.frozen[task]]
+            seen.append(bool(frozen) and all(torch.count_nonzero(p.grad[f]) == 0 for p, f in frozen))
+        return original_clip(params, max_norm, *args, **kwargs)
+
+    monkeypatch.setattr(iat_module.HeadUpdateMask, "zero_frozen_grads", zero)
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", clip)
+    model = _model(data, tokenizer)
+    train(model, data, dataclasses.replace(CONFIG, epochs=1, iat=IATConfig(alpha=0.25, delta=1.0, importance_batches=1)), progress=False)
+    assert len(seen) == sum(int(np.ceil(len(data[n].features["train"]) / 8)) for n in NAMES) and all(seen)
+
+
 def test_iat_delta_1_starts_from_the_first_step(data, tokenizer):
     _, result = _run(data, tokenizer, epochs=1, iat=IATConfig(alpha=0.5, delta=1.0, importance_batches=1))
     assert result.trainable_heads and not pd.Series(result.log.loss).equals(pd.Series(_run(data, tokenizer, epochs=1)[1].log.loss))
