@@ -148,9 +148,9 @@ class Project:
         path = self.executed(name)
         if not path.exists():
             return "missing"
-        try:
-            stored = json.loads(path.read_text())["metadata"].get("mtllib", {}).get("source_hash")
-        except (json.JSONDecodeError, KeyError):
+        try:  # a copy that cannot be read (truncated, not UTF-8, not a notebook) is stale, never an error
+            stored = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("mtllib", {}).get("source_hash")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return "stale"
         return "fresh" if stored == self.source_hash(name, self.profile(profile)[name]) else "stale"
 

@@ -99,6 +99,16 @@ def test_the_real_data_chapter_does_not_depend_on_training_code():
     assert {"training/iat.py", "data/offline.py", "analysis/importance.py"} <= chapter3
 
 
+@pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n\xff\xfe", b'{"cells": [], "metada', b'{"metadata": "x"}', b"[1, 2]"])
+def test_an_unreadable_executed_copy_is_stale(project, content):
+    book.run(project, "cpu", ["alpha"], log=lambda m: None)
+    assert project.state("alpha", "cpu") == "fresh"
+    project.executed("alpha").write_bytes(content)
+    assert project.state("alpha", "cpu") == "stale"
+    book.run(project, "cpu", [], log=lambda m: None)  # and a plain run replaces it
+    assert project.state("alpha", "cpu") == "fresh"
+
+
 def test_missing_only_runs_missing_and_warns_about_stale(project):
     book.run(project, "cpu", ["alpha"], log=lambda m: None)
     _notebook(project.source("alpha"), "x = 1", "print('changed')")

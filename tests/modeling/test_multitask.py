@@ -158,3 +158,35 @@ def test_checkpoint_keeps_the_pooling(tmp_path):
     model = MultiTaskModel.from_config(tiny_config("bert"), [TaskSpec("t", "classification", 2)], pooling="mean")
     save_checkpoint(model, tmp_path / "m.pt")
     assert load_checkpoint(tmp_path / "m.pt").pooling == "mean"
+
+
+@pytest.mark.parametrize("model_type", ["bert", "gpt2"])
+def test_checkpoint_round_trip_gives_identical_weights_and_logits(model_type, tmp_path):
+    model = _model(model_type)
+    batch = random_batch(4)
+    save_checkpoint(model, tmp_path / "m.pt")
+    loaded = load_checkpoint(tmp_path / "m.pt").eval()
+    saved_state, loaded_state = model.state_dict(), loaded.state_dict()
+    assert saved_state.keys() == loaded_state.keys()
+    assert all(torch.equal(saved_state[k], loaded_state[k]) for k in saved_state)
+    for spec in TASKS:
+        with torch.no_grad():
+            torch.testing.assert_close(loaded(**batch, task=spec.name).logits, model(**batch, task=spec.name).logits, rtol=0, atol=0)
+
+
+def test_checkpoint_with_a_new_task_list_keeps_the_encoder_and_makes_a_fresh_head(tmp_path):
+    model = _model("bert")
+    save_checkpoint(model, tmp_path / "m.pt")
+    new = TaskSpec("target", "classification", 5)
+    loaded = load_checkpoint(tmp_path / "m.pt", [new])
+    encoder, loaded_encoder = model.encoder.state_dict(), loaded.encoder.state_dict()
+    assert all(torch.equal(encoder[k], loaded_encoder[k]) for k in encoder)
+    assert list(loaded.heads) == ["target"]
+    with torch.no_grad():
+        assert loaded.eval()(**random_batch(4), task="target").logits["target"].shape == (4, 5)
+    # fresh: no parameter of the new head is one of the saved heads' (the 5-way topic head has the same shapes)
+    saved = list(model.heads.parameters())
+    assert not any(p.shape == q.shape and torch.equal(p, q) for p in loaded.heads.parameters() for q in saved)
+    # a task of the same name and shape gets its saved head back
+    again = load_checkpoint(tmp_path / "m.pt", [TASKS[0]])
+    assert all(torch.equal(a, b) for a, b in zip(again.heads["topic"].parameters(), model.heads["topic"].parameters()))

@@ -92,6 +92,35 @@ def test_resume_after_a_kill_ends_like_an_uninterrupted_run(data, tokenizer, tmp
     pd.testing.assert_frame_equal(resumed.log, full.log)
 
 
+@pytest.mark.parametrize("kill_at", [19, 20])
+def test_resume_across_an_epoch_boundary_keeps_the_best_model(data, tokenizer, tmp_path, kill_at):
+    """Killed just after epoch 1 (18 steps; the last checkpoint is at step 18, the epoch's end): the resumed
+    run ends with the same history, log and kept (best-epoch) weights as an uninterrupted one."""
+    config = dataclasses.replace(CONFIG, epochs=3, checkpoint_every=3, keep_best=True)
+    steps_per_epoch = sum(int(np.ceil(len(data[n].features["train"]) / 8)) for n in NAMES)
+    assert steps_per_epoch == 18
+    full_model = _model(data, tokenizer)
+    full = train(full_model, data, dataclasses.replace(config, checkpoint_every=None), progress=False)
+
+    class Killed(Exception):
+        pass
+
+    def kill(step):
+        if step == kill_at:
+            raise Killed
+
+    config = dataclasses.replace(config, checkpoint_dir=str(tmp_path / "run"))
+    with pytest.raises(Killed):
+        train(_model(data, tokenizer), data, config, progress=False, on_step=kill)
+    resumed_model = _model(data, tokenizer, seed=123)
+    resumed = train(resumed_model, data, config, progress=False)
+    pd.testing.assert_frame_equal(resumed.history, full.history)
+    pd.testing.assert_frame_equal(resumed.log, full.log)
+    assert resumed.best_epoch == full.best_epoch
+    a, b = full_model.state_dict(), resumed_model.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
 def test_checkpoint_of_other_settings_is_refused(data, tokenizer, tmp_path):
     config = dataclasses.replace(CONFIG, epochs=1, checkpoint_dir=str(tmp_path / "run"))
     train(_model(data, tokenizer), data, config, progress=False)
