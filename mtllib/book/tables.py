@@ -30,3 +30,30 @@ def ci_table(rows: pd.DataFrame, by: list[str] | str, columns: list[str], digits
         raise KeyError(f"rows have no column(s) {missing}; they have: {', '.join(map(str, rows.columns))}")
     grouped = rows.groupby(by, sort=False)
     return pd.DataFrame({c: grouped[c].agg(lambda v: ci_cell(v, digits)) for c in columns})
+
+
+def glue_claims(rows: list[dict], nothing: str, glue=None) -> pd.DataFrame:
+    """The claims table of a chapter (:func:`mtllib.analysis.stats.claims_table`), glued for the page's text
+    and the claims ledger: ``claims`` (the table), ``n_claims``, ``n_hold``, ``n_not`` and ``n_inconclusive``
+    (as text). With no ``rows``, a one-line table saying ``nothing`` (why no claim could be judged) and an em
+    dash for every count. ``glue``: :func:`myst_nb.glue` (the default) or a stand-in taking ``(key, value)``."""
+    from mtllib.analysis import stats
+
+    if glue is None:
+        from myst_nb import glue as myst_glue
+
+        def glue(key, value):
+            myst_glue(key, value, display=False)
+
+    if rows:
+        claims = stats.claims_table(rows)
+        counts = stats.verdict_counts(claims)
+        values = {"n_claims": str(len(claims)), "n_hold": str(counts[stats.HOLDS]), "n_not": str(counts[stats.DOES_NOT_HOLD]),
+                  "n_inconclusive": str(counts[stats.INCONCLUSIVE])}
+    else:
+        claims = pd.DataFrame({"verdict": [f"no claim can be judged: {nothing}"]}, index=pd.Index(["\u2014"], name="claim"))
+        values = dict.fromkeys(("n_claims", "n_hold", "n_not", "n_inconclusive"), DASH)
+    for key, value in values.items():
+        glue(key, value)
+    glue("claims", claims)
+    return claims

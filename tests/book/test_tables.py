@@ -24,3 +24,20 @@ def test_ci_table_groups_in_order_of_appearance():
     assert table.loc[("y", "z"), "D"].startswith("2.0 [")
     with pytest.raises(KeyError, match="no column"):
         ci_table(rows, "A", ["F"])
+
+
+def test_glue_claims_glues_the_table_and_its_counts():
+    from mtllib.analysis import stats
+    from mtllib.book.tables import glue_claims
+
+    glued = {}
+    rows = [stats.claim_row("a > 0", [4.0, 5.0, 6.0], 5.0), stats.claim_row("b > 0", [-1.0, 2.0, 3.0], 5.0),
+            stats.claim_row("c > 0", [-1.0, 0.0, 1.0], 5.0)]
+    claims = glue_claims(rows, "unused", glue=glued.__setitem__)
+    assert list(claims.index) == ["a > 0", "b > 0", "c > 0"] and glued["claims"] is claims
+    assert {k: glued[k] for k in ("n_claims", "n_hold", "n_not", "n_inconclusive")} == {
+        "n_claims": "3", "n_hold": "1", "n_not": "1", "n_inconclusive": "1"}
+    glued.clear()
+    empty = glue_claims([], "no task was learned", glue=glued.__setitem__)
+    assert empty.verdict.tolist() == ["no claim can be judged: no task was learned"]
+    assert glued["n_claims"] == DASH and glued["n_hold"] == DASH and glued["claims"] is empty
