@@ -84,3 +84,10 @@ def test_book_builds_without_warnings(tmp_path):
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert (tmp_path / "_build" / "html" / "book" / "intro.html").exists()
+    # equations render offline: MathJax comes from the built site, never from a CDN
+    page = (tmp_path / "_build" / "html" / "book" / "03_multitask_iap.html").read_text()
+    assert "_static/mathjax/tex-chtml.js" in page and "cdn.jsdelivr.net" not in page
+    assert (tmp_path / "_build" / "html" / "_static" / "mathjax" / "tex-chtml.js").exists()
+    # the claims ledger pastes every chapter's claims table
+    ledger = (tmp_path / "_build" / "html" / "book" / "claims.html").read_text()
+    assert ledger.count("verdict") >= 3
