@@ -24,6 +24,8 @@ from scipy import stats
 
 CONFIDENCE = 0.95
 HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive at this budget"
+#: what a page shows where there is no value (never ``NaN``)
+DASH = "\u2014"
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,9 @@ def seeds_needed(values, paper_value: float, confidence: float = CONFIDENCE) -> 
 
 
 def format_ci(ci: Interval, digits: int = 2) -> str:
-    """``"12.34 [10.00, 14.68]"``; a single value shows no interval."""
+    """``"12.34 [10.00, 14.68]"``; a single value shows no interval; no value (NaN) shows :data:`DASH`."""
+    if not math.isfinite(ci.mean):
+        return DASH
     if ci.n < 2 or not math.isfinite(ci.half_width):
         return f"{ci.mean:.{digits}f}"
     return f"{ci.mean:.{digits}f} [{ci.low:.{digits}f}, {ci.high:.{digits}f}]"
@@ -189,8 +193,7 @@ def correlation_row(claim: str, x, y, direction: int = -1, rule: str = "95% Fish
         v = DOES_NOT_HOLD
     else:
         v = INCONCLUSIVE
-    shown = "\u2014" if not math.isfinite(ci.mean) else (f"{ci.mean:.2f} [{ci.low:.2f}, {ci.high:.2f}]")
-    return {"claim": claim, "paper": "negative" if direction < 0 else "positive", "ours": shown, "mean": ci.mean, "low": ci.low,
+    return {"claim": claim, "paper": "negative" if direction < 0 else "positive", "ours": format_ci(ci), "mean": ci.mean, "low": ci.low,
             "high": ci.high, "pairs": ci.n, "rule": rule, "verdict": v,
             "pairs needed": points_needed(ci.mean) if v == INCONCLUSIVE else None}
 
@@ -208,9 +211,9 @@ def claims_table(rows: list[dict]) -> "pd.DataFrame":
     shown = table.drop(columns=["mean", "low", "high"])
     for col in ("seeds needed", "pairs needed", "seeds", "pairs"):
         if col in shown:
-            shown[col] = [f"{int(v)}" if pd.notna(v) else "\u2014" for v in shown[col]]
+            shown[col] = [f"{int(v)}" if pd.notna(v) else DASH for v in shown[col]]
     if "paper" in shown:
-        shown["paper"] = [f"{v:.2f}" if isinstance(v, (int, float)) and math.isfinite(v) else ("\u2014" if isinstance(v, float) else v)
+        shown["paper"] = [f"{v:.2f}" if isinstance(v, (int, float)) and math.isfinite(v) else (DASH if isinstance(v, float) else v)
                           for v in shown["paper"]]
     shown.attrs["raw"] = raw
     return shown

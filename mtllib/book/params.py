@@ -36,6 +36,18 @@ def _tasks(min_len):
     return lambda name, v: checks.items(name, v, _task, min_len=min_len)
 
 
+def _pairs(name, v):
+    """``None`` (every pair of ``tasks``) or a list of ``[A, B]`` task pairs (checked against ``tasks`` in
+    :func:`_feasible`)."""
+    def pair(n, p):
+        checks.items(n, p, _task, min_len=2)
+        if len(p) != 2:
+            checks._fail(n, p, "a pair [A, B] of two different tasks")
+        return tuple(p)
+
+    return None if v is None else checks.items(name, v, pair)
+
+
 def _model(name, v):
     return checks.text(name, v)
 
@@ -83,7 +95,7 @@ _TRAINING = {"model": _model, "seeds": _seeds, "max_train": _size, "max_eval": _
 #: notebook -> {parameter: rule(name, value)}
 RULES: dict[str, dict] = {
     "01_offline_model_and_data": {"model": _model, "max_articles": _optional_count, "max_tweets": _optional_count, "seed": _int(0)},
-    "02_dual_task_iap": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "frozen_seeds": _seeds, "frozen_lr": _positive},
+    "02_dual_task_iap": {**_TRAINING, "tasks": _tasks(2), "pairs": _pairs, "alpha": _fraction, "frozen_seeds": _seeds, "frozen_lr": _positive},
     "03_multitask_iap": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "n_random": _int(0)},
     "04_task_similarity": {**_TRAINING, "tasks": _tasks(3), "alpha": _fraction, "n_probe": _int(4), "transfer_train": _int(1), "transfer_epochs": _int(1)},
     "05_input_paradigm": {**_TRAINING, "single_task": _task, "pair_version": _task, "partners": _tasks(1), "alpha": _fraction},
@@ -141,6 +153,9 @@ def _feasible(notebook: str, values: dict) -> None:
     names = _tasks_of(values)
     if len(set(names)) != len(names):
         raise checks.BadInput(f"{notebook}: a task is named twice among {names}")
+    outside = sorted({t for p in values.get("pairs") or [] for t in p} - set(names))
+    if outside:
+        raise checks.BadInput(f"{notebook}: pairs name task(s) {outside} that are not in tasks={values['tasks']}")
     if "alpha" in values:
         heads = _num_heads(values["model"])
         if heads is not None:

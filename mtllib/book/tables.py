@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from mtllib.analysis.stats import format_ci, t_interval
-
-DASH = "\u2014"
+from mtllib.analysis.stats import DASH, format_ci, t_interval
 
 
 def ci_cell(values, digits: int = 1) -> str:
@@ -51,7 +49,7 @@ def glue_claims(rows: list[dict], nothing: str, glue=None) -> pd.DataFrame:
         values = {"n_claims": str(len(claims)), "n_hold": str(counts[stats.HOLDS]), "n_not": str(counts[stats.DOES_NOT_HOLD]),
                   "n_inconclusive": str(counts[stats.INCONCLUSIVE])}
     else:
-        claims = pd.DataFrame({"verdict": [f"no claim can be judged: {nothing}"]}, index=pd.Index(["\u2014"], name="claim"))
+        claims = pd.DataFrame({"verdict": [f"no claim can be judged: {nothing}"]}, index=pd.Index([DASH], name="claim"))
         values = dict.fromkeys(("n_claims", "n_hold", "n_not", "n_inconclusive"), DASH)
     for key, value in values.items():
         glue(key, value)

@@ -131,3 +131,28 @@ def deviations(ours: dict) -> pd.DataFrame:
         mine = ours.get(key, "\u2014")
         rows.append({"setting": key, "paper": str(theirs), "ours": str(mine), "differs": "yes" if str(mine) != str(theirs) else ""})
     return pd.DataFrame(rows).set_index("setting")
+
+
+def our_setup(model: str, config, *, max_train, max_eval, max_length: int, seeds, alpha: float) -> dict:
+    """This run's values for the keys of :data:`SETUP`, from a chapter's parameters and its
+    :class:`~mtllib.training.trainer.TrainConfig` (``config``), for :func:`deviations`."""
+    from mtllib.runtime import native_cpu_bf16, pick_device
+
+    device = pick_device(config.device)
+    if device.type == "cuda":
+        precision = "bf16 autocast (CUDA)" if config.bf16 else "fp32 (CUDA)"
+    else:
+        precision = "bf16 autocast (CPU)" if config.cpu_bf16 and native_cpu_bf16() else "fp32 (CPU)"
+    return {"model": f"{model} (6 layers x 12 heads, hidden 384)" if model == "offline" else model,
+            "learning rate": config.lr, "epochs": config.epochs, "warm-up": f"linear, {config.warmup:.0%} of steps",
+            "sampling": config.sampler, "training examples per task": _per_task(max_train),
+            "test examples per task": _per_task(max_eval),
+            "max length (tokens)": max_length, "pooling": "[CLS] (BERT's pooler)", "precision": precision,
+            "seeds": len(seeds), "alpha": alpha}
+
+
+def _per_task(size) -> str:
+    """A size parameter as text: ``448``, ``all``, or ``tweet-sentiment 900, default 448`` for a per-task map."""
+    if isinstance(size, dict):
+        return ", ".join(f"{k} {'all' if v is None else v}" for k, v in size.items())
+    return "all" if size is None else str(size)

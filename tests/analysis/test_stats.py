@@ -100,3 +100,9 @@ def test_claims_table_shows_counts_as_integers_and_dashes():
     assert table.loc["a > 0", "seeds needed"] == "\u2014" and table.loc["b > 0", "seeds needed"].isdigit()
     assert table.loc["a > 0", "paper"] == "5.00" and "mean" not in table and table.attrs["raw"].loc["a > 0", "mean"] == 5.0
     assert st.verdict_counts(table) == {st.HOLDS: 1, st.DOES_NOT_HOLD: 0, st.INCONCLUSIVE: 1}
+
+
+def test_format_ci_shows_a_dash_for_no_value_and_no_interval_for_one_value():
+    assert st.format_ci(st.Interval(float("nan"), -1.0, 1.0, 2, "fisher-z")) == st.DASH == "\u2014"
+    assert st.format_ci(st.t_interval([3.0])) == "3.00"
+    assert st.format_ci(st.t_interval([1.0, 3.0]), 1).startswith("2.0 [")

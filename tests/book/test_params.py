@@ -41,3 +41,19 @@ def test_per_task_sizes():
         check_parameters({**base, "max_train": {"bbc-topic": 100, "default": 50}}, "03_multitask_iap")
     with pytest.raises(checks.BadInput, match="more than the train split"):
         check_parameters({**base, "max_train": {"bbc-pair": 10**6, "default": 50}}, "03_multitask_iap")
+
+
+def test_dual_task_pairs_must_be_pairs_of_the_tasks():
+    base = dict(model="offline", tasks=["bbc-pair", "bbc-topic", "tweet-sentiment"], alpha=0.3, seeds=[0], frozen_seeds=[0],
+                max_train=32, max_eval=32, max_length=64, epochs=1, batch_size=16, lr=1e-4, frozen_lr=1e-3,
+                importance_batches=2, device="cpu")
+    assert check_parameters({**base, "pairs": None}, "02_dual_task_iap")["pairs"] is None
+    assert check_parameters({**base, "pairs": [["bbc-pair", "bbc-topic"]]}, "02_dual_task_iap")
+    with pytest.raises(checks.BadInput, match=r"pairs\[0\]"):
+        check_parameters({**base, "pairs": [["bbc-pair", "bbc-topic", "tweet-sentiment"]]}, "02_dual_task_iap")
+    with pytest.raises(checks.BadInput, match=r"pairs\[0\]"):
+        check_parameters({**base, "pairs": [["bbc-pair", "bbc-pair"]]}, "02_dual_task_iap")
+    with pytest.raises(checks.BadInput, match=r"pairs name task\(s\) \['bbc-next'\]"):
+        check_parameters({**base, "pairs": [["bbc-pair", "bbc-next"]]}, "02_dual_task_iap")
+    with pytest.raises(checks.BadInput, match="pairs"):
+        check_parameters({**base, "pairs": "bbc-pair,bbc-topic"}, "02_dual_task_iap")

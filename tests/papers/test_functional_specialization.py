@@ -37,3 +37,17 @@ def test_table9_pair_maps_our_tasks_in_either_order():
     assert paper.table9_pair("bbc-topic", "bbc-next") == (16.26, 11.36)
     assert paper.table9_pair("ag_news", "sst2", "BERT-base*") == (2.48, 3.90)
     assert np.isnan(paper.table9_pair("bbc-topic", "bbc-cloze")[0])
+
+
+def test_our_setup_names_this_run_for_every_setting_of_the_paper():
+    from mtllib.training.trainer import TrainConfig
+
+    config = TrainConfig(epochs=2, lr=1e-4, warmup=0.2, device="cpu")
+    ours = paper.our_setup("offline", config, max_train={"tweet-sentiment": 900, "default": 448}, max_eval=None,
+                           max_length=64, seeds=[0, 1, 2], alpha=0.3)
+    assert set(ours) == set(paper.SETUP)
+    assert ours["training examples per task"] == "tweet-sentiment 900, default 448"
+    assert ours["test examples per task"] == "all"
+    assert ours["warm-up"] == "linear, 20% of steps" and ours["precision"] == "fp32 (CPU)" and ours["seeds"] == 3
+    table = paper.deviations(ours)
+    assert table.loc["alpha", "differs"] == "" and table.loc["epochs", "differs"] == "yes"
