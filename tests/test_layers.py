@@ -47,4 +47,4 @@ def test_no_import_from_a_higher_layer(path):
 def test_tests_mirror_the_library():
     tests_dir = Path(__file__).resolve().parent
     library = {p.parent.relative_to(PACKAGE_DIR) for p in MODULES} - {Path(".")}
-    assert library <= {p.relative_to(tests_dir) for p in tests_dir.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert library <= {p.relative_to(tests_dir) for p in tests_dir.rglob("*") if p.is_dir() and "__pycache__" not in p.parts}
