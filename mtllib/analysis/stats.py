@@ -136,6 +136,25 @@ def claim_row(claim: str, values, paper_value: float, rule: str = "95% t-interva
             "seeds": ci.n, "rule": rule, "verdict": v, "seeds needed": needed}
 
 
+def sign_row(claim: str, values, direction: int = 1, rule: str = "95% t-interval over seeds") -> dict:
+    """A claim whose paper gives a direction but no effect size we can compare with (``direction`` 1: ours
+    should be positive): *holds* when the 95% t-interval lies on that side of 0, *does not hold* when it lies
+    on the other side, inconclusive otherwise (then ``seeds needed`` for a half-width of half the measured mean)."""
+    if direction not in (-1, 1):
+        raise ValueError(f"direction is -1 (negative) or 1 (positive), got {direction!r}")
+    values = _values(values, claim)
+    ci = t_interval(values)
+    if (direction > 0 and ci.low > 0) or (direction < 0 and ci.high < 0):
+        v = HOLDS
+    elif (direction > 0 and ci.high < 0) or (direction < 0 and ci.low > 0):
+        v = DOES_NOT_HOLD
+    else:
+        v = INCONCLUSIVE
+    needed = seeds_needed(values, ci.mean) if v == INCONCLUSIVE and ci.mean != 0 and math.isfinite(ci.mean) else None
+    return {"claim": claim, "paper": "positive" if direction > 0 else "negative", "ours": format_ci(ci), "mean": ci.mean,
+            "low": ci.low, "high": ci.high, "seeds": ci.n, "rule": rule, "verdict": v, "seeds needed": needed}
+
+
 def equivalence_row(claim: str, values, margin: float, paper_value: float | None = None, rule: str | None = None) -> dict:
     """A claim that an effect is absent (e.g. "the input paradigm does not change D"), judged on the 95%
     t-interval of ``values`` against ``margin`` (the largest difference counted as none, in the values' units):

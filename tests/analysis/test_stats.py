@@ -106,3 +106,13 @@ def test_format_ci_shows_a_dash_for_no_value_and_no_interval_for_one_value():
     assert st.format_ci(st.Interval(float("nan"), -1.0, 1.0, 2, "fisher-z")) == st.DASH == "\u2014"
     assert st.format_ci(st.t_interval([3.0])) == "3.00"
     assert st.format_ci(st.t_interval([1.0, 3.0]), 1).startswith("2.0 [")
+
+
+def test_sign_row_judges_a_direction_without_an_effect_size():
+    assert st.sign_row("up", [1.0, 1.2, 0.9])["verdict"] == st.HOLDS
+    assert st.sign_row("up", [-1.0, -1.2, -0.9])["verdict"] == st.DOES_NOT_HOLD
+    row = st.sign_row("up", [-1.0, 2.0, 0.5])
+    assert row["verdict"] == st.INCONCLUSIVE and row["seeds needed"] > 3 and row["paper"] == "positive"
+    assert st.sign_row("down", [-1.0, -1.2, -0.9], direction=-1)["verdict"] == st.HOLDS
+    with pytest.raises(ValueError, match="direction"):
+        st.sign_row("x", [1.0, 2.0], direction=0)
