@@ -205,3 +205,18 @@ def attach(model: nn.Module, adapter: AdapterConfig, tasks: list[str] | None = N
     # recorded in the encoder's config: checkpoints and the model cache's key tell adapted models apart
     config.mtllib_adapter = {**dataclasses.asdict(adapter), "tasks": tasks, "code": source_digest(["mtllib.modeling.adapters"])}
     return attached
+
+
+def size_for_budget(config, method: str, multiplier: float, num_tasks: int, **sizes) -> int:
+    """The largest d_s (a multiple of ``heads`` for the attention methods) whose
+    :func:`parameter_multiplier` stays within ``multiplier``: the paper's budget (1.13x with 8 tasks, Table 1)
+    carried over to another encoder."""
+    if method not in DEFAULT_SIZE:
+        raise AdapterError(f"{method!r} has no size d_s to choose; methods with one: {', '.join(DEFAULT_SIZE)}")
+    step = sizes.get("heads", AdapterConfig(method).heads) if method in ("pals", "top_pals") else 1
+    if parameter_multiplier(config, method, num_tasks, **{**sizes, "size": step}) > multiplier:
+        raise AdapterError(f"even d_s={step} exceeds a {multiplier}x budget for {num_tasks} tasks")
+    size = step
+    while parameter_multiplier(config, method, num_tasks, **{**sizes, "size": size + step}) <= multiplier:
+        size += step
+    return size

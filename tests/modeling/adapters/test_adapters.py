@@ -9,7 +9,7 @@ from mtllib.data.kinds import TaskSpec
 from mtllib.modeling import adapters as ad
 from mtllib.modeling.adapters.base import OUTPUT_NORM, blocks, output_norm
 from mtllib.modeling.multitask import MultiTaskModel
-from tests.tiny import HIDDEN, LAYERS, random_batch, tiny_config, tiny_encoder
+from tiny import HIDDEN, LAYERS, random_batch, tiny_config, tiny_encoder
 
 ENCODERS = list(OUTPUT_NORM)
 SMALL = {"pals": dict(size=8, heads=4), "low_rank": dict(size=6), "lhuc": {}, "top_pals": dict(size=8, heads=4, top_layers=2),
@@ -204,3 +204,17 @@ def test_the_trainer_trains_attached_adapters_and_a_frozen_encoder_stays_put(bat
     assert all(torch.equal(v, model.encoder.state_dict()[k]) for k, v in encoder_before.items())
     moved = {k.split(".")[0] for k, v in attached.module.state_dict().items() if not torch.equal(v, adapters_before[k])}
     assert moved == set(data), f"every task's adapter trains; moved: {moved}"
+
+
+def test_size_for_budget_gives_back_the_papers_sizes_for_bert_base():
+    """At BERT-base's 1.13x with 8 tasks (Table 1), the largest sizes are the paper's, up to rounding:
+    PALs 204 (12 heads) and low-rank 100 both sit just under 1.135x."""
+    cfg = BertConfig()
+    pals = ad.size_for_budget(cfg, "pals", ad.parameter_multiplier(cfg, "pals", 8), 8)
+    assert pals == 204
+    assert ad.size_for_budget(cfg, "low_rank", ad.parameter_multiplier(cfg, "low_rank", 8), 8) == 100
+    small = tiny_config("bert")
+    s = ad.size_for_budget(small, "pals", 1.5, 2, heads=4)
+    assert s % 4 == 0 and ad.parameter_multiplier(small, "pals", 2, size=s, heads=4) <= 1.5 < ad.parameter_multiplier(small, "pals", 2, size=s + 4, heads=4)
+    with pytest.raises(ad.AdapterError, match="no size"):
+        ad.size_for_budget(cfg, "lhuc", 1.1, 8)
