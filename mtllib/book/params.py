@@ -92,6 +92,31 @@ def _device(name, v):
 _TRAINING = {"model": _model, "seeds": _seeds, "max_train": _size, "max_eval": _size, "max_length": _int(8, 512),
              "epochs": _int(1), "batch_size": _int(1), "lr": _positive, "importance_batches": _optional_count, "device": _device}
 
+def _methods(name, v):
+    """A list of method names (which ones exist, and their sizes against the model, is checked by
+    :func:`mtllib.experiments.adapters.check_methods` in the notebook's next line, still before any work)."""
+    return checks.items(name, v, checks.text)
+
+
+def _method_sizes(name, v):
+    """``None`` (the paper's budget carried over to the model) or ``{method: {AdapterConfig field: value}}``."""
+    if v is None:
+        return v
+    if not isinstance(v, dict) or not v:
+        checks._fail(name, v, "None or a mapping {method: {size: ..., heads: ...}}")
+    for method, kw in v.items():
+        checks.text(f"{name} key", method)
+        if not isinstance(kw, dict):
+            checks._fail(f"{name}[{method!r}]", kw, "a mapping such as {size: 120, heads: 12}")
+    return v
+
+
+def _sampler(name, v):
+    from mtllib.training.samplers import SAMPLERS
+
+    return checks.choice(name, v, SAMPLERS)
+
+
 #: notebook -> {parameter: rule(name, value)}
 RULES: dict[str, dict] = {
     "01_offline_model_and_data": {"model": _model, "max_articles": _optional_count, "max_tweets": _optional_count, "seed": _int(0)},
@@ -99,6 +124,8 @@ RULES: dict[str, dict] = {
     "03_multitask_iap": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "n_random": _int(0)},
     "04_task_similarity": {**_TRAINING, "tasks": _tasks(3), "alpha": _fraction, "n_probe": _int(4), "transfer_train": _int(1), "transfer_epochs": _int(1)},
     "05_input_paradigm": {**_TRAINING, "single_task": _task, "pair_version": _task, "partners": _tasks(1), "alpha": _fraction},
+    "06_bert_and_pals": {**{k: r for k, r in _TRAINING.items() if k != "importance_batches"}, "tasks": _tasks(2),
+                         "methods": _methods, "sizes": _method_sizes, "sampler": _sampler},
 }
 
 

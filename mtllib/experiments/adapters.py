@@ -19,7 +19,12 @@ from mtllib.modeling.adapters import BASELINES, AdapterConfig, AdapterError, par
 
 def method_config(method: str, sizes: dict | None = None) -> AdapterConfig:
     """The :class:`AdapterConfig` of ``method`` with the chapter's sizes (``{method: {field: value}}``)."""
-    return AdapterConfig(method, **(sizes or {}).get(method, {}))
+    kw = (sizes or {}).get(method, {})
+    try:
+        return AdapterConfig(method, **kw)
+    except TypeError:
+        fields = [f.name for f in dataclasses.fields(AdapterConfig) if f.name != "method"]
+        raise AdapterError(f"sizes[{method!r}] = {kw!r}: the keys must be among {fields}") from None
 
 
 def check_methods(methods: list[str], sizes: dict | None, encoder_config) -> None:

@@ -57,3 +57,18 @@ def test_dual_task_pairs_must_be_pairs_of_the_tasks():
         check_parameters({**base, "pairs": [["bbc-pair", "bbc-next"]]}, "02_dual_task_iap")
     with pytest.raises(checks.BadInput, match="pairs"):
         check_parameters({**base, "pairs": "bbc-pair,bbc-topic"}, "02_dual_task_iap")
+
+
+def test_adapter_chapter_parameters():
+    base = dict(model="offline", tasks=["bbc-topic", "tweet-sentiment"], methods=["shared", "pals"], sizes=None, seeds=[0],
+                max_train=32, max_eval=32, max_length=64, epochs=1, batch_size=16, lr=1e-4, sampler="proportional", device="cpu")
+    assert check_parameters(base, "06_bert_and_pals")["sizes"] is None
+    assert check_parameters({**base, "sizes": {"pals": {"size": 24}}}, "06_bert_and_pals")
+    with pytest.raises(checks.BadInput, match="sampler"):
+        check_parameters({**base, "sampler": "annealled"}, "06_bert_and_pals")
+    with pytest.raises(checks.BadInput, match="sizes"):
+        check_parameters({**base, "sizes": {"pals": 24}}, "06_bert_and_pals")
+    with pytest.raises(checks.BadInput, match="methods"):
+        check_parameters({**base, "methods": "pals"}, "06_bert_and_pals")
+    with pytest.raises(checks.BadInput, match="importance_batches"):
+        check_parameters({**base, "importance_batches": 2}, "06_bert_and_pals")

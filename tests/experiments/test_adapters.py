@@ -68,3 +68,8 @@ def test_parameter_table_gives_table_1s_budget():
     assert table.loc["pals", "d_s"] == 204 and table.loc["low_rank", "d_s"] == 100 and table.loc["shared", "d_s"] == "\u2014"
     assert round(table.loc["pals", "multiplier"], 2) == round(table.loc["low_rank", "multiplier"], 2) == 1.13
     assert table.loc["separate", "multiplier"] == 8 and table.loc["shared", "added per task"] == 0
+
+
+def test_unknown_size_fields_are_named():
+    with pytest.raises(AdapterError, match=r"keys must be among \['size', 'heads'"):
+        exp.check_methods(["pals"], {"pals": {"d_s": 8}}, BertConfig())
