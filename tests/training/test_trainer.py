@@ -252,6 +252,25 @@ def test_few_shot_from_a_multi_task_checkpoint(data, tokenizer, tmp_path):
         load_checkpoint(tmp_path / "missing.pt", [spec])
 
 
+def test_few_shot_fine_tunes_the_checkpoints_encoder_afresh_for_each_run(data, tokenizer, tmp_path):
+    model, _ = _run(data, tokenizer, epochs=1)
+    save_checkpoint(model, tmp_path / "mtl.pt")
+    target = data["bbc-topic"]
+    made = []
+
+    def make():
+        m = load_checkpoint(tmp_path / "mtl.pt", [target.task.spec()])
+        made.append((m, {k: v.clone() for k, v in m.encoder.state_dict().items()}))
+        return m
+
+    few_shot(make, target, ks=[2], seeds=[0, 1], config=TrainConfig(epochs=1, batch_size=4, lr=1e-3, keep_best=False), progress=False)
+    assert len(made) == 2 and made[0][0] is not made[1][0], "a fresh model for every (k, seed)"
+    trained = model.encoder.state_dict()
+    for m, start in made:
+        assert all(torch.equal(start[k], trained[k].cpu()) for k in start), "starts from the checkpoint's encoder"
+        assert any(not torch.equal(start[k], v) for k, v in m.encoder.state_dict().items()), "and fine-tunes it"
+
+
 def test_example_losses_are_the_training_loss_per_example(data, tokenizer):
     from mtllib.data.features import collate
     from mtllib.training.trainer import example_losses
