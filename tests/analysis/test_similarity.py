@@ -58,12 +58,15 @@ def test_ahp_win_ratio_matrix_by_hand():
 
 
 def test_ahp_table_has_no_self_transfer_and_keeps_the_baseline_out_of_the_rows():
-    rng = np.random.default_rng(1)
-    losses = {"a": pd.DataFrame({"b": rng.random(50), "pretrained": rng.random(50)}),
-              "b": pd.DataFrame({"a": rng.random(50), "pretrained": rng.random(50)})}
+    # target a: source b beats the pretrained baseline on 3 of 4 examples -> affinities (0.75, 0.25);
+    # target b: source a loses every example -> a's affinity is the clipped minimum share
+    losses = {"a": pd.DataFrame({"b": [0.1, 0.2, 0.3, 0.9], "pretrained": [0.5, 0.5, 0.5, 0.5]}),
+              "b": pd.DataFrame({"a": [0.9, 0.8, 0.7, 0.6], "pretrained": [0.1, 0.1, 0.1, 0.1]})}
     table = sim.ahp(losses)
-    assert list(table.index) == ["a", "b"] and np.isnan(table.loc["a", "a"])
-    assert 0 < table.loc["b", "a"] < 1
+    assert list(table.index) == ["a", "b"] and list(table.columns) == ["a", "b"]
+    assert np.isnan(table.loc["a", "a"]) and np.isnan(table.loc["b", "b"])
+    assert table.loc["b", "a"] == pytest.approx(0.75)
+    assert table.loc["a", "b"] == pytest.approx(sim.ahp_affinity(losses["b"])["a"]) and table.loc["a", "b"] < 0.01
 
 
 def test_pair_values_average_both_directions():

@@ -3,9 +3,14 @@ import pytest
 from mtllib.data import assets
 
 
-def test_offline_model_folder_is_loadable_config():
+def test_offline_model_folder_loads_as_the_minilm_encoder_with_its_tokenizer():
+    from transformers import AutoConfig, AutoTokenizer
+
     path = assets.offline_model_path()
-    assert (path / "config.json").is_file() and (path / "model.safetensors").is_file()
+    config = AutoConfig.from_pretrained(path)
+    assert (config.model_type, config.num_hidden_layers, config.num_attention_heads, config.hidden_size) == ("bert", 6, 12, 384)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    assert tokenizer("BBC News")["input_ids"][0] == tokenizer.cls_token_id and tokenizer.vocab_size == config.vocab_size
 
 
 @pytest.mark.parametrize("alias", assets.OFFLINE_MODEL_ALIASES)
