@@ -83,9 +83,10 @@ def test_low_rank_layer_adds_its_map_where_the_paper_puts_it(connection):
     torch.testing.assert_close(got, expected)
 
 
+@pytest.mark.parametrize("model_type", ENCODERS)
 @pytest.mark.parametrize("method", list(SMALL))
-def test_a_mixed_batch_routes_each_example_to_its_tasks_adapter(method):
-    enc = tiny_encoder("bert")
+def test_a_mixed_batch_routes_each_example_to_its_tasks_adapter(model_type, method):
+    enc = tiny_encoder(model_type)
     model = MultiTaskModel(enc, TASKS).eval()
     attached = ad.attach(model, ad.AdapterConfig(method, **SMALL[method]))
     randomise(attached.module)
