@@ -91,3 +91,8 @@ def test_book_builds_without_warnings(tmp_path):
     # the claims ledger pastes every chapter's claims table
     ledger = (tmp_path / "_build" / "html" / "book" / "claims.html").read_text()
     assert ledger.count("verdict") >= 3
+    # every page as a reader sees it: no stored stderr, NaN cells, uncaptioned figures or outside requests
+    from mtllib.book import pages
+
+    problems = pages.check_book(tmp_path / "_build" / "html", browser=None)
+    assert not problems, "\n".join(map(str, problems))
