@@ -39,6 +39,7 @@ TOP = ("top_pals", "top_layer")
 BASELINES = ("shared", "separate")
 METHODS = (*WITHIN, *TOP, *BASELINES)
 DEFAULT_SIZE = {"pals": 204, "low_rank": 100, "top_pals": 204}
+INITS = ("bert", "zero")
 
 __all__ = ["AdapterConfig", "AdapterError", "Attached", "METHODS", "attach", "added_parameters", "parameter_multiplier"]
 
@@ -54,6 +55,7 @@ class AdapterConfig:
     placement: str | tuple = "all"  #: ``all``, ``final_half``, ``top`` or layer indices (within-layer methods)
     connection: str = "parallel"  #: ``parallel`` or ``serial`` (PALs and low-rank)
     top_layers: int = 6  #: k of ``top_pals``
+    init: str = "bert"  #: ``bert``: N(0, 0.02) everywhere; ``zero``: ``V_D = 0``, the adapter starts as the identity
 
     @property
     def d_s(self) -> int | None:
@@ -63,6 +65,8 @@ class AdapterConfig:
         """Validate against an encoder config; the adapted layer indices (empty for top methods)."""
         if self.method not in METHODS:
             raise AdapterError(f"unknown adaptation method {self.method!r}; choose one of {', '.join(METHODS)}")
+        if self.init not in INITS:
+            raise AdapterError(f"unknown init {self.init!r}; choose one of {', '.join(INITS)}")
         if self.connection not in CONNECTIONS:
             raise AdapterError(f"unknown connection {self.connection!r}; choose one of {', '.join(CONNECTIONS)}")
         if self.connection == "serial" and self.method not in ("pals", "low_rank"):
@@ -90,7 +94,7 @@ def _ffn(config) -> int:
 
 def _task_module(config, cfg: AdapterConfig, layers: list[int]) -> nn.Module:
     d_model = int(config.hidden_size)
-    kw = dict(d_model=d_model, layers=layers, size=cfg.d_s, heads=cfg.heads, top_layers=cfg.top_layers,
+    kw = dict(d_model=d_model, layers=layers, size=cfg.d_s, heads=cfg.heads, top_layers=cfg.top_layers, init=cfg.init,
               encoder_heads=int(config.num_attention_heads), ffn=_ffn(config),
               dropout=float(getattr(config, "hidden_dropout_prob", getattr(config, "dropout", 0.1)) or 0.0))
     return {"pals": pals.build, "low_rank": low_rank.build, "lhuc": lhuc.build,

@@ -4,8 +4,9 @@ self-attention of width d_s (12 heads, Sec. 4.2) *without* the final output proj
 
     TS(h) = V_D · MH_l(V_E · h),   MH_l(x) = [Attn(x Q_1, x K_1, x V_1); ...; Attn(x Q_n, x K_n, x V_n)]
 
-d_s = 204 for BERT-base (1.13x its parameters with 8 tasks, Table 1). The paper states no initialisation:
-``V_D`` starts at zero here, so an attached PAL begins as the identity (as low-rank adapters such as LoRA do).
+d_s = 204 for BERT-base (1.13x its parameters with 8 tasks, Table 1). The paper states no initialisation; ``init``
+chooses: ``"bert"`` (the default) draws every matrix from BERT's N(0, 0.02), as the encoder's own weights were
+drawn; ``"zero"`` starts ``V_D`` at zero, so an attached PAL begins as the identity (as LoRA starts).
 """
 
 from __future__ import annotations
@@ -39,12 +40,12 @@ class ProjectedAttention(nn.Module):
 class PAL(nn.Module):
     """One task's PALs: ``V_E``/``V_D`` shared by the adapted ``layers``, one :class:`ProjectedAttention` each."""
 
-    def __init__(self, d_model: int, size: int, heads: int, layers: list[int]):
+    def __init__(self, d_model: int, size: int, heads: int, layers: list[int], init: str = "bert"):
         super().__init__()
         self.encode = nn.Linear(d_model, size, bias=False)
         self.decode = nn.Linear(size, d_model, bias=False)
         nn.init.normal_(self.encode.weight, std=0.02)
-        nn.init.zeros_(self.decode.weight)
+        init_decoder(self.decode, init)
         self.attention = nn.ModuleDict({str(i): ProjectedAttention(size, heads) for i in layers})
         for attn in self.attention.values():
             for lin in (attn.query, attn.key, attn.value):
@@ -54,5 +55,13 @@ class PAL(nn.Module):
         return self.decode(self.attention[str(layer)](self.encode(h), mask))
 
 
-def build(d_model: int, layers: list[int], size: int, heads: int, **_) -> nn.Module:
-    return PAL(d_model, size, heads, layers)
+def init_decoder(decode: nn.Linear, init: str) -> None:
+    """``V_D`` from BERT's N(0, 0.02) (``"bert"``) or zero (``"zero"``: the adapter starts as the identity)."""
+    if init == "zero":
+        nn.init.zeros_(decode.weight)
+    else:
+        nn.init.normal_(decode.weight, std=0.02)
+
+
+def build(d_model: int, layers: list[int], size: int, heads: int, init: str = "bert", **_) -> nn.Module:
+    return PAL(d_model, size, heads, layers, init)

@@ -3,7 +3,7 @@
 - ``top_pals``: projected attention on top. Per task, ``z_0 = V_E h``, then ``k`` layers
   ``z_{i+1} = LN_i(z_i + MH_i(z_i))`` of multi-head attention in d_s dimensions (no output projection), and
   ``h' = h + V_D z_k``. The paper found k = 6 worked best and does not spell the layer out further: this is
-  our reading (``V_D`` starts at zero, so the encoder's output passes unchanged at first).
+  our reading (initialised as PALs: ``init="zero"`` lets the encoder's output pass unchanged at first).
 - ``top_layer``: a whole task-specific transformer layer of the encoder's shape (post-LN, GELU, the encoder's
   heads and feed-forward width) on the final hidden states.
 """
@@ -13,16 +13,16 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from mtllib.modeling.adapters.pals import ProjectedAttention
+from mtllib.modeling.adapters.pals import ProjectedAttention, init_decoder
 
 
 class TopPALs(nn.Module):
-    def __init__(self, d_model: int, size: int, heads: int, depth: int):
+    def __init__(self, d_model: int, size: int, heads: int, depth: int, init: str = "bert"):
         super().__init__()
         self.encode = nn.Linear(d_model, size, bias=False)
         self.decode = nn.Linear(size, d_model, bias=False)
         nn.init.normal_(self.encode.weight, std=0.02)
-        nn.init.zeros_(self.decode.weight)
+        init_decoder(self.decode, init)
         self.attention = nn.ModuleList(ProjectedAttention(size, heads) for _ in range(depth))
         self.norms = nn.ModuleList(nn.LayerNorm(size) for _ in range(depth))
 
@@ -43,8 +43,8 @@ class TopLayer(nn.Module):
         return self.layer(h, src_key_padding_mask=pad)
 
 
-def build_pals(d_model: int, size: int, heads: int, top_layers: int, **_) -> nn.Module:
-    return TopPALs(d_model, size, heads, top_layers)
+def build_pals(d_model: int, size: int, heads: int, top_layers: int, init: str = "bert", **_) -> nn.Module:
+    return TopPALs(d_model, size, heads, top_layers, init)
 
 
 def build_layer(d_model: int, encoder_heads: int, ffn: int, dropout: float, **_) -> nn.Module:

@@ -48,11 +48,13 @@ def test_attach_then_detach_leaves_the_encoder_bit_identical(model_type, method)
 
 @pytest.mark.parametrize("model_type", ENCODERS)
 @pytest.mark.parametrize("method", ["pals", "low_rank", "lhuc", "top_pals"])
-def test_a_fresh_adapter_is_the_identity(model_type, method):
-    """V_D starts at zero (PALs, low-rank, top PALs) and LHUC's scale at 1: attaching changes nothing yet."""
+def test_a_fresh_zero_initialised_adapter_is_the_identity(model_type, method):
+    """With ``init="zero"`` V_D starts at zero (PALs, low-rank, top PALs); LHUC's scale starts at 1: attaching
+    changes nothing yet."""
     enc, batch = tiny_encoder(model_type), random_batch(pad_last=2)
     before = hidden(enc, batch)
-    attached = ad.attach(enc, ad.AdapterConfig(method, **SMALL[method]), tasks=["a"])
+    zero = {} if method == "lhuc" else {"init": "zero"}
+    attached = ad.attach(enc, ad.AdapterConfig(method, **SMALL[method], **zero), tasks=["a"])
     with attached.route(task="a", attention_mask=batch["attention_mask"]):
         assert torch.equal(hidden(enc, batch), before)
 
@@ -155,6 +157,7 @@ def test_table_1_budget_for_bert_base_with_eight_tasks():
     (dict(method="low_rank", size=4, placement="middle"), "unknown placement"),
     (dict(method="lhuc", connection="serial"), "serial connection applies"),
     (dict(method="shared"), "baseline"),
+    (dict(method="pals", size=8, heads=4, init="xavier"), "unknown init"),
 ])
 def test_bad_adapter_configs_fail_before_the_model_is_touched(kwargs, match):
     enc = tiny_encoder("bert")
@@ -219,3 +222,14 @@ def test_size_for_budget_gives_back_the_papers_sizes_for_bert_base():
     assert s % 4 == 0 and ad.parameter_multiplier(small, "pals", 2, size=s, heads=4) <= 1.5 < ad.parameter_multiplier(small, "pals", 2, size=s + 4, heads=4)
     with pytest.raises(ad.AdapterError, match="no size"):
         ad.size_for_budget(cfg, "lhuc", 1.1, 8)
+
+
+def test_the_default_init_draws_every_matrix_from_berts_normal_and_acts_at_once():
+    enc, batch = tiny_encoder("bert"), random_batch()
+    before = hidden(enc, batch)
+    attached = ad.attach(enc, ad.AdapterConfig("pals", size=64, heads=4), tasks=["a"])
+    pal = attached.module["a"]
+    for w in (pal.encode.weight, pal.decode.weight, pal.attention["0"].query.weight):
+        assert abs(w.std().item() - 0.02) < 0.003 and abs(w.mean().item()) < 0.003
+    with attached.route(task="a"):
+        assert not torch.equal(hidden(enc, batch), before)
