@@ -12,7 +12,8 @@ notebook name to the parameters it runs with (see ``notebooks/params/README.md``
 
 An executed copy is *stale* when the hash stored in its metadata differs from the hash of: the source
 notebook's cells, the profile's parameters for it, and the ``mtllib`` modules the notebook imports,
-transitively (so a change to the IAT code leaves the data chapter fresh). Executed copies are
+transitively (so a change to the IAT code leaves the data chapter fresh), but for the parameter rules
+(:data:`NOT_HASHED`). Executed copies are
 written atomically (a temporary file in ``book/``, then a rename), so a crash never leaves half a notebook.
 Each records its profile, parameters, date, git commit and run time in ``metadata["mtllib"]`` and shows them
 in a "Run record" box under its title.
@@ -46,6 +47,13 @@ class RunnerError(Exception):
 
 class NotebookFailed(RunnerError):
     """A notebook raised while executing; the message names the notebook, the cell and the error."""
+
+
+#: modules left out of an executed copy's hash (not what they import, where the notebook reaches it otherwise):
+#: the parameter rules of every notebook (:mod:`mtllib.book.params`) decide *whether* a notebook runs with its
+#: parameters, never what it computes, so adding a chapter's rules leaves the other chapters fresh. That every
+#: profile still passes the rules is tested (``tests/book/test_params.py``), not read from staleness.
+NOT_HASHED = ("mtllib.book.params",)
 
 
 def _say(message: str) -> None:
@@ -137,11 +145,12 @@ class Project:
 
     def source_hash(self, name: str, parameters: dict) -> str:
         """What determines an executed copy: the source notebook's cells, its parameters, and the source of
-        every ``mtllib`` module it imports, transitively (:func:`mtllib.fingerprint.source_digest`). A change
-        to a module the notebook does not reach leaves it fresh."""
+        every ``mtllib`` module it imports, transitively (:func:`mtllib.fingerprint.source_digest`), except
+        those in :data:`NOT_HASHED`. A change to a module the notebook does not reach leaves it fresh."""
         nb = json.loads(self.source(name).read_text())
         cells = [(c["cell_type"], "".join(c["source"]) if isinstance(c["source"], list) else c["source"]) for c in nb["cells"]]
-        return digest(cells, parameters, source_digest(self.library_modules(name), self.library_dir))
+        modules = [m for m in self.library_modules(name) if m not in NOT_HASHED]
+        return digest(cells, parameters, source_digest(modules, self.library_dir))
 
     def state(self, name: str, profile: str) -> str:
         """``"missing"``, ``"stale"`` or ``"fresh"`` for the executed copy of ``name`` under ``profile``."""

@@ -87,6 +87,23 @@ def test_the_hash_covers_the_library_modules_a_notebook_imports_transitively(pro
     assert project.source_hash("beta", {}) == beta_before  # beta imports no library module
 
 
+def test_the_parameter_rules_are_not_in_the_hash(project, tmp_path):
+    """A notebook's parameter rules decide whether it runs, not what it computes: editing them (say, adding
+    another chapter's) leaves executed copies fresh; the modules the notebook reaches otherwise still count."""
+    lib = _library(tmp_path)
+    (lib / "book").mkdir()
+    (lib / "book" / "__init__.py").write_text("")
+    (lib / "book" / "params.py").write_text("from mtllib.data.d import D\nRULES = {}\n")
+    project.library_dir = lib
+    _notebook(project.source("alpha"), "x = 1", USES_LIB + "\n    from mtllib.book.params import RULES")
+    assert "mtllib.book.params" in project.library_modules("alpha")
+    before = project.source_hash("alpha", {})
+    (lib / "book" / "params.py").write_text("from mtllib.data.d import D\nRULES = {'another': {}}\n")
+    assert project.source_hash("alpha", {}) == before
+    (lib / "data" / "d.py").write_text("D = 2\n")  # reached through the training module too: stale
+    assert project.source_hash("alpha", {}) != before
+
+
 def test_the_real_data_chapter_does_not_depend_on_training_code():
     """Touching the IAT code leaves the data chapter fresh; touching the BBC loader makes it stale."""
     from mtllib.fingerprint import module_closure
