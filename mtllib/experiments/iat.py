@@ -275,13 +275,18 @@ def prune_least(model, data: dict, importance: dict, alpha: float, split: str = 
 class IATResult:
     """Everything :func:`run` produced, as tidy tables: ``scores`` (seed, variant, task: test and validation
     score, the gate, best epoch, branch step, training seconds), ``dissociation`` (seed, variant, task: D_i of
-    Eq. 7 from IAP on the trained model), ``pruned_least`` (seed, task: Table 7's pruned baseline) and the
-    masks each variant trained with (``{(seed, variant): {task: [L, H]}}``)."""
+    Eq. 7 from IAP on the trained model), ``pruned_least`` (seed, task: Table 7's pruned baseline) the
+    masks each variant trained with (``{(seed, variant): {task: [L, H]}}``), every model's test predictions
+    and training log."""
 
     scores: pd.DataFrame
     dissociation: pd.DataFrame
     pruned_least: pd.DataFrame
     masks: dict = field(default_factory=dict)
+    #: ``{(seed, variant): {task: test predictions}}``, for :func:`changed_predictions`
+    predictions: dict = field(default_factory=dict)
+    #: ``{(seed, variant): the trainer's step log}`` (task, loss and learning rate of every step)
+    logs: dict = field(default_factory=dict)
 
 
 def run(model_name: str, task_names: list[str], seeds: list[int], variants: dict, data: dict, config,
@@ -296,8 +301,9 @@ def run(model_name: str, task_names: list[str], seeds: list[int], variants: dict
 
     from mtllib.analysis.dissociation import dissociation
     from mtllib.analysis.importance import num_pruned, select_heads
+    from mtllib.data.metrics import compute
     from mtllib.experiments.iap import gate_of, pruning_table
-    from mtllib.training.trainer import evaluate, task_importance
+    from mtllib.training.trainer import predict, task_importance
 
     checks.items("seeds", seeds, lambda n, v: checks.integer(n, v, 0))
     sweep, sweep_seeds = dict(sweep or {}), list(sweep_seeds or [])
@@ -319,16 +325,19 @@ def run(model_name: str, task_names: list[str], seeds: list[int], variants: dict
         raise checks.BadInput("IAT trains several tasks: name at least two")
 
     data = {n: data[n] for n in task_names}
-    score_rows, d_rows, pruned_rows, masks = [], [], [], {}
+    score_rows, d_rows, pruned_rows, masks, predictions, logs = [], [], [], {}, {}, {}
     for seed in tqdm(seeds, desc="IAT seeds", disable=not progress):
         chosen = {**variants, **(sweep if seed in sweep_seeds else {})}
         runs = train_variants(model_name, task_names, seed, chosen, data, config, progress=False)
         for name, r in runs.items():
-            test = evaluate(r.model, data, "test", config.eval_batch_size)
             gate = gate_of(r.result, data, dataclasses.replace(config, seed=seed))
-            masks[(seed, name)] = r.result.trainable_heads
+            masks[(seed, name)], logs[(seed, name)], predictions[(seed, name)] = r.result.trainable_heads, r.result.log, {}
             for task in task_names:
-                score_rows.append({"seed": seed, "variant": name, "task": task, "score": float(test.loc[task, "score"]),
+                td = data[task]
+                preds, golds = predict(r.model, td, "test", config.eval_batch_size)
+                predictions[(seed, name)][task] = np.asarray(preds)
+                score = compute([td.task.main_metric], preds, golds)[td.task.main_metric]
+                score_rows.append({"seed": seed, "variant": name, "task": task, "score": float(score),
                                    "validation": float(gate.loc[task, "score"]), "majority": float(gate.loc[task, "majority"]),
                                    "learned": bool(gate.loc[task, "learned"]), "best_epoch": int(r.result.best_epoch),
                                    "branch_step": r.branch_step, "train_seconds": r.seconds, "cached": r.cached,
@@ -346,7 +355,20 @@ def run(model_name: str, task_names: list[str], seeds: list[int], variants: dict
                 pruned_rows += [{"seed": seed, "task": t, "score": float(least[t])} for t in task_names]
             r.model.to("cpu")
     return IATResult(pd.DataFrame(score_rows), pd.DataFrame(d_rows, columns=["seed", "variant", "task", "D"]),
-                     pd.DataFrame(pruned_rows, columns=["seed", "task", "score"]), masks)
+                     pd.DataFrame(pruned_rows, columns=["seed", "task", "score"]), masks, predictions, logs)
+
+
+def changed_predictions(result: IATResult, variant: str, over: str = BASELINE) -> pd.DataFrame:
+    """How many test predictions of each task (columns) ``variant``'s model changed from ``over``'s of the same
+    seed (rows): how much a branch moved the model, where the scores alone can hide changes that cancel."""
+    rows = {}
+    for (seed, name), preds in result.predictions.items():
+        if name == variant and (seed, over) in result.predictions:
+            base = result.predictions[(seed, over)]
+            rows[seed] = {t: int(np.sum(np.asarray(p) != np.asarray(base[t]))) for t, p in preds.items()}
+    if not rows:
+        raise KeyError(f"no seed has predictions of both {variant!r} and {over!r}")
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("seed")
 
 
 def learned_tasks(scores: pd.DataFrame, variants: list[str] | None = None) -> list[str]:

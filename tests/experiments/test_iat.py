@@ -193,6 +193,23 @@ def test_run_reads_every_variant_and_table_7(tiny, cache):
     mask = result.masks[(0, "IAT")]["bbc-topic"]
     assert mask.dtype == torch.bool and int(mask.sum()) == mask.numel() // 2
 
+    # the stored test predictions give back the scores, and the changed-prediction counts by hand
+    import numpy as np
+
+    for r in s.itertuples():
+        golds = np.asarray(data[r.task].features["test"]["labels"])
+        assert 100 * np.mean(result.predictions[(r.seed, r.variant)][r.task] == golds) == pytest.approx(r.score)
+    changed = exp.changed_predictions(result, "IAT")
+    assert list(changed.index) == [0, 1] and list(changed.columns) == TASKS
+    for seed in (0, 1):
+        for t in TASKS:
+            assert changed.loc[seed, t] == int(np.sum(result.predictions[(seed, "IAT")][t] != result.predictions[(seed, exp.BASELINE)][t]))
+    assert exp.changed_predictions(result, "IAT wide").index.tolist() == [1]
+    with pytest.raises(KeyError, match="no seed"):
+        exp.changed_predictions(result, "nothing")
+    log = result.logs[(0, exp.BASELINE)]
+    assert len(log) == 24 and {"task", "loss", "lr"} <= set(log.columns)
+
     # Table 7's pruned row by hand: seed 0's baseline, each task's own least important 25% gated off
     runs = exp.train_variants(folder, TASKS, 0, {"IAT": iat}, data, CONFIG, progress=False)
     base = runs[exp.BASELINE].model
