@@ -72,3 +72,17 @@ def test_adapter_chapter_parameters():
         check_parameters({**base, "methods": "pals"}, "06_bert_and_pals")
     with pytest.raises(checks.BadInput, match="importance_batches"):
         check_parameters({**base, "importance_batches": 2}, "06_bert_and_pals")
+
+
+@pytest.mark.parametrize("name", PROJECT.notebook_names())
+def test_papermill_sees_every_name_the_parameters_cell_assigns(name):
+    """papermill reads the parameters cell with its own parser, which skips a line whose comment holds ``=``
+    (papermill 2.7: "Unable to parse line"), hiding that parameter from profiles and from the runner's checks.
+    """
+    import ast
+    import json
+
+    cells = json.loads(PROJECT.source(name).read_text())["cells"]
+    source = next("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    assigned = [t.id for node in ast.parse(source).body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)]
+    assert runner.declared_parameters(PROJECT.source(name)) == assigned
