@@ -117,15 +117,27 @@ def _sampler(name, v):
     return checks.choice(name, v, SAMPLERS)
 
 
+def _fractions(name, v):
+    """A list (possibly empty) of distinct fractions in (0, 1]: a sweep's values of alpha or delta."""
+    return checks.items(name, v, _fraction, min_len=0)
+
+
+def _optional_seeds(name, v):
+    return checks.items(name, v, lambda n, x: checks.integer(n, x, 0), min_len=0)
+
+
 #: notebook -> {parameter: rule(name, value)}
 RULES: dict[str, dict] = {
     "01_offline_model_and_data": {"model": _model, "max_articles": _optional_count, "max_tweets": _optional_count, "seed": _int(0)},
-    "02_dual_task_iap": {**_TRAINING, "tasks": _tasks(2), "pairs": _pairs, "alpha": _fraction, "frozen_seeds": _seeds, "frozen_lr": _positive},
+    "02_dual_task_iap": {**_TRAINING, "tasks": _tasks(2), "pairs": _pairs, "alpha": _fraction, "frozen_seeds": _optional_seeds, "frozen_lr": _positive},
     "03_multitask_iap": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "n_random": _int(0)},
     "04_task_similarity": {**_TRAINING, "tasks": _tasks(3), "alpha": _fraction, "n_probe": _int(4), "transfer_train": _int(1), "transfer_epochs": _int(1)},
     "05_input_paradigm": {**_TRAINING, "single_task": _task, "pair_version": _task, "partners": _tasks(1), "alpha": _fraction},
     "06_bert_and_pals": {**{k: r for k, r in _TRAINING.items() if k != "importance_batches"}, "tasks": _tasks(2),
                          "methods": _methods, "sizes": _method_sizes, "sampler": _sampler},
+    "07_important_head_training": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "iap_alpha": _fraction,
+                                   "sweep_seeds": _optional_seeds, "sweep_alphas": _fractions, "sweep_deltas": _fractions,
+                                   "sampler": _sampler},
 }
 
 
@@ -183,13 +195,18 @@ def _feasible(notebook: str, values: dict) -> None:
     outside = sorted({t for p in values.get("pairs") or [] for t in p} - set(names))
     if outside:
         raise checks.BadInput(f"{notebook}: pairs name task(s) {outside} that are not in tasks={values['tasks']}")
-    if "alpha" in values:
+    outside = sorted(set(values.get("sweep_seeds") or []) - set(values.get("seeds") or []))
+    if outside:
+        raise checks.BadInput(f"{notebook}: sweep_seeds {outside} are not among seeds={values['seeds']}")
+    alphas = {k: values[k] for k in ("alpha", "iap_alpha") if k in values}
+    alphas.update({f"sweep_alphas[{i}]": a for i, a in enumerate(values.get("sweep_alphas") or [])})
+    if alphas:
         heads = _num_heads(values["model"])
-        if heads is not None:
+        for key, alpha in alphas.items() if heads is not None else ():
             try:
-                num_pruned(values["alpha"], heads)
+                num_pruned(alpha, heads)
             except ValueError as err:
-                raise checks.BadInput(f"{notebook}: alpha: {err} (the model {values['model']!r} has {heads} heads)") from None
+                raise checks.BadInput(f"{notebook}: {key}: {err} (the model {values['model']!r} has {heads} heads)") from None
     from mtllib.data.features import per_task
 
     sizes = split_sizes(names)
