@@ -1,0 +1,71 @@
+"""Few-shot transfer from multi-task models, Sec. 6.3 of "Interpreting and Exploiting Functional Specialization
+in Multi-Head Attention under Multi-task Learning" (Tables 6 and 8): each multi-task model's encoder, with a
+fresh head for a target task that was not in the multi-task suite, is fine-tuned on a few examples of the
+target and scored on its validation split; the same few-shot seeds (the same k-shot subsets, the same head
+initialisation) for every source model, so the comparisons are paired by seed.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pandas as pd
+
+from mtllib import checks
+
+
+def transfer_model(source, target_spec):
+    """A new :class:`~mtllib.modeling.multitask.MultiTaskModel`: a copy of ``source``'s encoder (its pooling
+    and dropout) with one freshly initialised head for ``target_spec``."""
+    from mtllib.modeling.multitask import MultiTaskModel
+
+    dropout = next(iter(source.heads.values())).dropout.p if len(source.heads) else None
+    return MultiTaskModel(copy.deepcopy(source.encoder).cpu(), [target_spec], dropout=dropout, pooling=source.pooling)
+
+
+def check_targets(targets: list[str], suite: list[str], data: dict, ks: list[int], per_class: bool) -> None:
+    """Bad input before any training: a target that is also in the multi-task suite, a target without prepared
+    data, or a ``k`` larger than a target's training split (per class when ``per_class``)."""
+    from mtllib.data.tasks import k_shot_indices
+
+    checks.items("targets", targets, checks.text)
+    checks.items("ks", ks, lambda n, v: checks.integer(n, v, 1))
+    inside = sorted(set(targets) & set(suite))
+    if inside:
+        raise checks.BadInput(f"target task(s) {inside} are in the multi-task suite {suite}: transfer needs tasks the models have not seen")
+    missing = [t for t in targets if t not in data]
+    if missing:
+        raise checks.BadInput(f"data has no prepared target {missing}; prepared: {', '.join(data)}")
+    for t in targets:
+        try:
+            k_shot_indices(data[t].rows["train"], data[t].task, max(ks), seed=0, per_class=per_class)
+        except ValueError as err:
+            raise checks.BadInput(f"ks={ks} for target {t!r}: {err}") from None
+
+
+def few_shot_transfer(sources: dict, target_data, ks: list[int], seeds: list[int], config, per_class: bool = True,
+                      split: str = "validation", progress: bool = True) -> pd.DataFrame:
+    """Table 6: for every source model (``{name: MultiTaskModel}``), ``k`` in ``ks`` and few-shot seed, fine-tune
+    :func:`transfer_model` on ``k`` examples (per class when ``per_class``) of ``target_data`` with
+    :func:`mtllib.training.trainer.few_shot` and score ``split``. The head of seed ``s`` is initialised with
+    ``torch.manual_seed(s)`` for every source, so runs of one seed differ only in the encoder. One row per
+    (source, k, seed) with the target's metrics."""
+    import torch
+
+    from mtllib.training.trainer import few_shot
+
+    if not sources:
+        raise checks.BadInput("few_shot_transfer needs at least one source model")
+    rows = []
+    for name, source in sources.items():
+        order = [seed for _ in ks for seed in seeds]  # the order in which few_shot asks for models
+        calls = iter(order)
+
+        def make_model(source=source):
+            torch.manual_seed(next(calls))
+            return transfer_model(source, target_data.task.spec())
+
+        out = few_shot(make_model, target_data, ks, seeds, per_class=per_class, config=config, split=split, progress=progress)
+        rows.append(out.assign(source=name, target=target_data.task.name))
+    table = pd.concat(rows, ignore_index=True)
+    return table[["source", "target", *[c for c in table.columns if c not in ("source", "target")]]]

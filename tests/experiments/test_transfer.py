@@ -1,0 +1,66 @@
+"""Few-shot transfer on a tiny model: the transferred encoder is a copy with a fresh head, runs are paired by
+seed across sources, bad targets and ks fail before any training."""
+
+import pytest
+import torch
+
+from mtllib import checks
+from mtllib.experiments import transfer
+from mtllib.training.trainer import TrainConfig
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from mtllib.data.features import load_tokenizer, prepare
+    from mtllib.modeling.multitask import MultiTaskModel
+    from tiny import save_tiny_bert
+
+    tokenizer = load_tokenizer("offline")
+    folder = save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), tokenizer.vocab_size)
+    data = prepare(["bbc-topic", "tweet-sentiment", "bbc-pair"], tokenizer, max_train=40, max_eval=16, max_length=32)
+    torch.manual_seed(0)
+    a = MultiTaskModel.from_pretrained(str(folder), [data[t].task.spec() for t in ("bbc-topic", "tweet-sentiment")])
+    torch.manual_seed(1)
+    b = MultiTaskModel.from_pretrained(str(folder), [data[t].task.spec() for t in ("bbc-topic", "tweet-sentiment")])
+    with torch.no_grad():  # a second source whose encoder differs
+        for p in b.encoder.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    return data, a, b
+
+
+CONFIG = TrainConfig(epochs=2, batch_size=4, lr=1e-3, keep_best=False)
+
+
+def test_transfer_model_copies_the_encoder_and_adds_a_fresh_head(tiny):
+    data, a, _ = tiny
+    model = transfer.transfer_model(a, data["bbc-pair"].task.spec())
+    assert model.task_names == ["bbc-pair"] and model.pooling == a.pooling
+    for (name, p), q in zip(model.encoder.named_parameters(), a.encoder.parameters()):
+        assert torch.equal(p, q), name
+    with torch.no_grad():
+        next(model.encoder.parameters()).add_(1.0)
+    assert not torch.equal(next(model.encoder.parameters()), next(a.encoder.parameters()))  # a copy, not a view
+
+
+def test_runs_are_paired_by_seed_across_sources(tiny):
+    data, a, b = tiny
+    rows = transfer.few_shot_transfer({"a": a, "same as a": a, "b": b}, data["bbc-pair"], [2, 4], [0, 1], CONFIG, progress=False)
+    assert len(rows) == 3 * 2 * 2 and set(rows.target) == {"bbc-pair"}
+    by = rows.set_index(["source", "k", "seed"]).accuracy
+    # the same encoder with the same seed: the same subset, head and training, so the same score
+    for k in (2, 4):
+        for seed in (0, 1):
+            assert by[("a", k, seed)] == by[("same as a", k, seed)]
+    assert rows.columns[:2].tolist() == ["source", "target"]
+
+
+@pytest.mark.parametrize("targets, ks, match", [
+    (["bbc-topic"], [2], "in the multi-task suite"),
+    (["tweet-pair"], [2], "no prepared target"),
+    (["bbc-pair"], [500], "only"),
+    (["bbc-pair"], [0], "ks"),
+])
+def test_bad_targets_fail_before_training(tiny, targets, ks, match):
+    data, _, _ = tiny
+    with pytest.raises(checks.BadInput, match=match):
+        transfer.check_targets(targets, ["bbc-topic", "tweet-sentiment"], data, ks, per_class=True)
