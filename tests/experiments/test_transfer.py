@@ -54,6 +54,25 @@ def test_runs_are_paired_by_seed_across_sources(tiny):
     assert rows.columns[:2].tolist() == ["source", "target"]
 
 
+def test_scores_are_on_the_whole_test_split_and_the_monitor_trims_only_validation(tiny, monkeypatch):
+    from mtllib.training import trainer
+
+    data, a, _ = tiny
+    seen = []
+    original = trainer.few_shot
+
+    def spy(make_model, data, ks, seeds, **kwargs):
+        seen.append((len(data.features["validation"]), len(data.features["test"]), kwargs["split"]))
+        return original(make_model, data, ks, seeds, **kwargs)
+
+    monkeypatch.setattr(trainer, "few_shot", spy)
+    transfer.few_shot_transfer({"a": a}, data["bbc-pair"], [2], [0], CONFIG, monitor=4, progress=False)
+    transfer.few_shot_transfer({"a": a}, data["bbc-pair"], [2], [0], CONFIG, split="validation", monitor=None, progress=False)
+    assert seen == [(4, 16, "test"), (16, 16, "validation")]
+    with pytest.raises(checks.BadInput, match="test split"):
+        transfer.few_shot_transfer({"a": a}, data["bbc-pair"], [2], [0], CONFIG, split="validation", monitor=4, progress=False)
+
+
 @pytest.mark.parametrize("targets, ks, match", [
     (["bbc-topic"], [2], "in the multi-task suite"),
     (["tweet-pair"], [2], "no prepared target"),
