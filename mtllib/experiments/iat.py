@@ -194,10 +194,10 @@ def train_variants(model_name: str, task_names: list[str], seed: int, variants: 
                 _cache_put(keys[BASELINE], trained.model, trained.result, trained.seconds)
         for index, name in enumerate(todo):
             b = starts[name]
-            model = copy.deepcopy(fresh)
             if b >= steps:  # alpha = 1 or delta = 0: plain multi-task training, the baseline itself
                 runs[name] = dataclasses.replace(runs[BASELINE], name=name, iat=iats[name], model=copy.deepcopy(runs[BASELINE].model), branch_step=None)
                 continue
+            model = copy.deepcopy(fresh)
             cfg = configs[name]
             if b > 0:
                 folder = tmp / f"variant-{index}"
@@ -246,12 +246,13 @@ def _train_baseline(fresh, data, config, steps, points, tmp: Path, snapshots: di
             for name in ("last.pt", "best.pt"):
                 if (run_dir / name).exists():
                     shutil.copy2(run_dir / name, folder / name)
-            saved = _load(folder / "last.pt")["state"]["global_step"]
+            payloads = {n: _load(folder / n) for n in ("last.pt", "best.pt") if (folder / n).exists()}
+            saved = payloads["last.pt"]["state"]["global_step"]
             if saved != b:
                 raise RuntimeError(f"branch checkpoint at step {saved}, expected {b} (an epoch's end with checkpoint_every=1?)")
             snapshots[b] = folder
             if enabled():
-                store(_snapshot_key(baseline_key, b), {}, {n: _load(folder / n) for n in ("last.pt", "best.pt") if (folder / n).exists()}, seconds)
+                store(_snapshot_key(baseline_key, b), {}, payloads, seconds)
     return VariantRun(BASELINE, None, model, result, seconds, False, None)
 
 
