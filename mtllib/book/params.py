@@ -122,6 +122,11 @@ def _fractions(name, v):
     return checks.items(name, v, _fraction, min_len=0)
 
 
+def _counts(name, v):
+    """A non-empty list of distinct integers >= 1 (few-shot sizes)."""
+    return checks.items(name, v, lambda n, x: checks.integer(n, x, 1))
+
+
 def _optional_seeds(name, v):
     return checks.items(name, v, lambda n, x: checks.integer(n, x, 0), min_len=0)
 
@@ -138,6 +143,10 @@ RULES: dict[str, dict] = {
     "07_important_head_training": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "iap_alpha": _fraction,
                                    "sweep_seeds": _optional_seeds, "sweep_alphas": _fractions, "sweep_deltas": _fractions,
                                    "sampler": _sampler},
+    "08_few_shot_transfer": {**{k: r for k, r in _TRAINING.items() if k != "seeds"}, "tasks": _tasks(2), "targets": _tasks(1),
+                             "source_seed": _int(0), "few_shot_seeds": _seeds, "ks": _counts, "ablation_k": _optional_count,
+                             "alpha": _fraction, "delta": _fraction, "few_shot_epochs": _int(1), "few_shot_batch_size": _int(1),
+                             "few_shot_lr": _positive, "sampler": _sampler},
 }
 
 
@@ -179,7 +188,7 @@ def check_parameters(namespace: dict, notebook: str) -> dict:
 
 def _tasks_of(values: dict) -> list[str]:
     names = []
-    for key in ("tasks", "single_task", "pair_version", "partners"):
+    for key in ("tasks", "single_task", "pair_version", "partners", "targets"):
         v = values.get(key)
         names += [v] if isinstance(v, str) else list(v or [])
     return names

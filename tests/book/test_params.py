@@ -14,7 +14,7 @@ def test_every_declared_parameter_has_a_rule(name):
     assert set(RULES[name]) == set(runner.declared_parameters(PROJECT.source(name)))
 
 
-@pytest.mark.parametrize("profile", ["smoke", "cpu", "paper"])
+@pytest.mark.parametrize("profile", PROJECT.profile_names())
 @pytest.mark.parametrize("name", PROJECT.notebook_names())
 def test_every_profile_passes_the_checks_that_need_no_hub(profile, name):
     import ast
@@ -25,7 +25,7 @@ def test_every_profile_passes_the_checks_that_need_no_hub(profile, name):
     values.update(PROJECT.profile(profile)[name])
     if profile == "paper":  # paper tasks and models need the hub: check types and ranges only
         for key, rule in RULES[name].items():
-            if key not in ("tasks", "single_task", "pair_version", "partners", "model"):
+            if key not in ("tasks", "single_task", "pair_version", "partners", "targets", "model"):
                 rule(key, values[key])
         return
     assert check_parameters(values, name) == values
@@ -86,3 +86,20 @@ def test_papermill_sees_every_name_the_parameters_cell_assigns(name):
     source = next("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
     assigned = [t.id for node in ast.parse(source).body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)]
     assert runner.declared_parameters(PROJECT.source(name)) == assigned
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"targets": ["bbc-topic"]}, "named twice"),          # a transfer target the models were trained on
+    ({"ks": [4, 4]}, "repeated"),
+    ({"ks": []}, "at least 1"),
+    ({"few_shot_seeds": [0, -1]}, "few_shot_seeds"),
+    ({"ablation_k": 0}, "ablation_k"),
+])
+def test_few_shot_parameters_are_refused_before_any_work(change, match):
+    import ast
+
+    import papermill
+
+    values = {k: ast.literal_eval(v["default"]) for k, v in papermill.inspect_notebook(str(PROJECT.source("08_few_shot_transfer"))).items()}
+    with pytest.raises(checks.BadInput, match=match):
+        check_parameters({**values, **change}, "08_few_shot_transfer")
