@@ -60,7 +60,7 @@ def test_toc_points_at_existing_pages():
         assert any((ROOT / f"{file}{ext}").exists() for ext in (".md", ".ipynb")), file
 
 
-@pytest.mark.parametrize("profile", ["smoke", "cpu", "paper"])
+@pytest.mark.parametrize("profile", PROJECT.profile_names())
 def test_profiles_are_valid(profile):
     assert set(PROJECT.profile(profile)) == set(NOTEBOOKS)
 

@@ -1,0 +1,124 @@
+"""Every chapter under the ``lab`` profile, as a student's machine runs them: in order, from an empty model cache.
+
+Chapters run one after another with papermill in a scratch folder (``book/`` is not touched), sharing one
+new model cache (``$MTLLIB_CACHE`` is set to a fresh temporary folder), so a chapter that reuses an earlier
+chapter's recipe (04 after 03, 08 after 07) finds its models there, as it would in a lab. For each chapter it
+records the wall time and what the chapter's gate let through (the counts it glues: tasks learned, pairs or
+targets in the verdicts, claims judged), and writes
+
+- a JSON file (``{"chapters": [{"chapter", "seconds", "minutes", "within_budget", "glued": {...}}], "meta"}``),
+- a Markdown table beside it (same stem, ``.md``) that the instructor's page includes.
+
+    .venv/bin/python benchmarks/bench_lab.py --json benchmarks/results/lab_cpu.json
+    .venv/bin/python benchmarks/bench_lab.py --only 02_dual_task_iap --json /tmp/lab02.json
+
+The lab budget is 5 minutes per chapter on 2 CPU cores (issue 17); a chapter over it is marked, not hidden.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from mtllib.book.runner import Project, git_commit
+
+BUDGET_MINUTES = 5.0
+#: glued names that say what a chapter's gate let through, and how they are shown
+COUNTS = (("n_learned", "n_tasks", "tasks learned"), ("n_verdict_pairs", "n_pairs", "pairs in the verdicts"),
+          ("n_verdict_pairs", "n_all_pairs", "pairs in the verdicts"), ("n_judged", "n_partners", "partners judged"))
+CLAIMS = ("n_claims", "n_hold", "n_not", "n_inconclusive")
+
+
+def glued(path: Path) -> dict:
+    """The plain-text values a notebook glued (``myst_nb.glue``), by name."""
+    import ast
+
+    values = {}
+    for cell in json.loads(path.read_text())["cells"]:
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            text = out.get("data", {}).get("application/papermill.record/text/plain")
+            if name and text is not None:
+                try:
+                    values[name] = ast.literal_eval(text)
+                except (ValueError, SyntaxError):
+                    values[name] = text
+    return values
+
+
+def what_it_shows(values: dict) -> str:
+    parts = []
+    for have, of, label in COUNTS:
+        if have in values and of in values and label not in " ".join(parts):
+            parts.append(f"{label}: {values[have]} of {values[of]}")
+    if "judged" in values:
+        parts.append(f"targets in the verdicts: {values['judged']}")
+    if "n_claims" in values:
+        parts.append(f"claims judged: {values['n_claims']}")
+    return "; ".join(parts) or "no verdicts (a data chapter)"
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ["| chapter | run time (min) | what the gate let through |", "|---|---|---|"]
+    for r in rows:
+        over = "" if r["within_budget"] else " (over the lab budget)"
+        lines.append(f"| {r['chapter']} | {r['minutes']:.1f}{over} | {what_it_shows(r['glued'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--profile", default="lab")
+    parser.add_argument("--only", nargs="*", help="chapters to run (default: all, in order)")
+    parser.add_argument("--json", type=Path, required=True, help="where to write the results (and the .md table beside it)")
+    args = parser.parse_args(argv)
+
+    import papermill
+
+    project = Project()
+    profile = project.profile(args.profile)  # a missing or incomplete profile fails here, before any run
+    names = args.only or project.notebook_names()
+    unknown = [n for n in names if n not in profile]
+    if unknown:
+        parser.error(f"not in the {args.profile} profile: {', '.join(unknown)}")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="mtllib-lab-") as scratch:
+        os.environ["MTLLIB_CACHE"] = str(Path(scratch) / "cache")  # empty: a student's first run
+        for i, name in enumerate(names, 1):
+            print(f"[{i}/{len(names)}] {name} ...", flush=True)
+            out = Path(scratch) / f"{name}.ipynb"
+            start = time.perf_counter()
+            papermill.execute_notebook(str(project.source(name)), str(out), parameters=profile[name], kernel_name="python3",
+                                       progress_bar=False, cwd=str(project.notebooks_dir))
+            seconds = time.perf_counter() - start
+            row = {"chapter": name, "seconds": round(seconds, 1), "minutes": round(seconds / 60, 2),
+                   "within_budget": seconds / 60 <= BUDGET_MINUTES,
+                   "glued": {k: v for k, v in glued(out).items() if k.startswith("n_") or k == "judged"}}
+            rows.append(row)
+            print(f"    {row['minutes']:.1f} min; {what_it_shows(row['glued'])}", flush=True)
+
+    import torch
+
+    meta = {"profile": args.profile, "commit": git_commit(project.root), "threads": torch.get_num_threads(),
+            "cpus": os.cpu_count(), "machine": platform.machine(), "python": platform.python_version(),
+            "torch": torch.__version__, "budget_minutes": BUDGET_MINUTES, "cache": "empty at the start, shared by the chapters",
+            "executed_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    args.json.write_text(json.dumps({"chapters": rows, "meta": meta}, indent=1) + "\n")
+    args.json.with_suffix(".md").write_text(markdown(rows))
+    print(f"wrote {args.json} and {args.json.with_suffix('.md')}")
+    over = [r["chapter"] for r in rows if not r["within_budget"]]
+    if over:
+        print(f"over the {BUDGET_MINUTES:.0f}-minute lab budget: {', '.join(over)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
