@@ -29,10 +29,9 @@ from pathlib import Path
 from mtllib.book.runner import Project, git_commit
 
 BUDGET_MINUTES = 5.0
-#: glued names that say what a chapter's gate let through, and how they are shown
-COUNTS = (("n_learned", "n_tasks", "tasks learned"), ("n_verdict_pairs", "n_pairs", "pairs in the verdicts"),
-          ("n_verdict_pairs", "n_all_pairs", "pairs in the verdicts"), ("n_judged", "n_partners", "partners judged"))
-CLAIMS = ("n_claims", "n_hold", "n_not", "n_inconclusive")
+#: glued names that say what a chapter's gate let through: (count, its total under the names chapters use, label)
+COUNTS = (("n_learned", ("n_tasks",), "tasks learned"), ("n_verdict_pairs", ("n_pairs", "n_all_pairs"), "pairs in the verdicts"),
+          ("n_judged", ("n_partners",), "partners judged"))
 
 
 def glued(path: Path) -> dict:
@@ -54,9 +53,10 @@ def glued(path: Path) -> dict:
 
 def what_it_shows(values: dict) -> str:
     parts = []
-    for have, of, label in COUNTS:
-        if have in values and of in values and label not in " ".join(parts):
-            parts.append(f"{label}: {values[have]} of {values[of]}")
+    for have, totals, label in COUNTS:
+        total = next((values[t] for t in totals if t in values), None)
+        if have in values and total is not None:
+            parts.append(f"{label}: {values[have]} of {total}")
     if "judged" in values:
         parts.append(f"targets in the verdicts: {values['judged']}")
     if "n_claims" in values:
