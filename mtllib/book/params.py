@@ -134,6 +134,7 @@ def _optional_seeds(name, v):
 #: notebook -> {parameter: rule(name, value)}
 RULES: dict[str, dict] = {
     "01_offline_model_and_data": {"model": _model, "max_articles": _optional_count, "max_tweets": _optional_count, "seed": _int(0)},
+    "01b_iap_by_hand": {**{k: r for k, r in _TRAINING.items() if k != "seeds"}, "task": _task, "demo_examples": _int(1), "alpha": _fraction},
     "02_dual_task_iap": {**_TRAINING, "tasks": _tasks(2), "pairs": _pairs, "alpha": _fraction, "frozen_seeds": _optional_seeds, "frozen_lr": _positive},
     "03_multitask_iap": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "n_random": _int(0)},
     "04_task_similarity": {**_TRAINING, "tasks": _tasks(3), "alpha": _fraction, "n_probe": _int(4), "transfer_train": _int(1), "transfer_epochs": _int(1)},
@@ -188,7 +189,7 @@ def check_parameters(namespace: dict, notebook: str) -> dict:
 
 def _tasks_of(values: dict) -> list[str]:
     names = []
-    for key in ("tasks", "single_task", "pair_version", "partners", "targets"):
+    for key in ("task", "tasks", "single_task", "pair_version", "partners", "targets"):
         v = values.get(key)
         names += [v] if isinstance(v, str) else list(v or [])
     return names
@@ -232,6 +233,8 @@ def _feasible(notebook: str, values: dict) -> None:
         short = {t: s[split] for t, s in sizes.items() if per_task(value, t) is not None and s[split] < per_task(value, t)}
         if short:
             raise checks.BadInput(f"{notebook}: {param}={value} is more than the {split} split of {short} holds; use at most that many or None (all)")
+    if isinstance(values.get("demo_examples"), int) and isinstance(values.get("max_train"), int) and values["demo_examples"] > values["max_train"]:
+        raise checks.BadInput(f"{notebook}: demo_examples={values['demo_examples']} exceeds max_train={values['max_train']} (the batch comes from the training examples)")
     if isinstance(values.get("transfer_train"), int) and isinstance(values.get("max_train"), int) and values["transfer_train"] > values["max_train"]:
         raise checks.BadInput(f"{notebook}: transfer_train={values['transfer_train']} exceeds max_train={values['max_train']}")
 

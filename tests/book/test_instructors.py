@@ -9,7 +9,7 @@ LABEL = re.compile(r"```\{exercise\}[^\n]*\n:label: ([\w-]+)")
 
 def exercise_labels() -> dict[str, set[str]]:
     labels = {}
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]*.ipynb")):
         text = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
         labels[path.stem] = set(LABEL.findall(text))
     return labels

@@ -25,7 +25,7 @@ def test_every_profile_passes_the_checks_that_need_no_hub(profile, name):
     values.update(PROJECT.profile(profile)[name])
     if profile == "paper":  # paper tasks and models need the hub: check types and ranges only
         for key, rule in RULES[name].items():
-            if key not in ("tasks", "single_task", "pair_version", "partners", "targets", "model"):
+            if key not in ("task", "tasks", "single_task", "pair_version", "partners", "targets", "model"):
                 rule(key, values[key])
         return
     assert check_parameters(values, name) == values
@@ -103,3 +103,15 @@ def test_few_shot_parameters_are_refused_before_any_work(change, match):
     values = {k: ast.literal_eval(v["default"]) for k, v in papermill.inspect_notebook(str(PROJECT.source("08_few_shot_transfer"))).items()}
     with pytest.raises(checks.BadInput, match=match):
         check_parameters({**values, **change}, "08_few_shot_transfer")
+
+
+def test_the_opened_batch_must_fit_in_the_training_examples():
+    base = dict(model="offline", task="bbc-topic", alpha=0.3, max_train=48, max_eval=32, max_length=64, epochs=1,
+                batch_size=16, lr=1e-4, importance_batches=2, device="cpu")
+    assert check_parameters({**base, "demo_examples": 48}, "01b_iap_by_hand")["demo_examples"] == 48
+    with pytest.raises(checks.BadInput, match="demo_examples=49 exceeds max_train=48"):
+        check_parameters({**base, "demo_examples": 49}, "01b_iap_by_hand")
+    with pytest.raises(checks.BadInput, match="demo_examples"):
+        check_parameters({**base, "demo_examples": 0}, "01b_iap_by_hand")
+    with pytest.raises(Exception, match="no-such-task"):
+        check_parameters({**base, "demo_examples": 8, "task": "no-such-task"}, "01b_iap_by_hand")
