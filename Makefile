@@ -4,6 +4,7 @@
 #   make test                         set up .venv, then the whole test suite (notebooks under `smoke`, book build)
 #   make run [PROFILE=cpu] [NB=name]  re-execute stale (or the named) notebooks into book/
 #   make status [PROFILE=cpu]         which executed notebooks are missing, stale or fresh
+#   make mutation                     mutation score of the core (slow; benchmarks/results/mutation.md)
 #
 # GPU users: choose the torch build first, e.g.
 #   make book TORCH="torch==2.13.0" TORCH_INDEX="--index-url https://download.pytorch.org/whl/cu128"
@@ -19,7 +20,7 @@ NB ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install book html check-book run status test clean
+.PHONY: install book html check-book run status test mutation clean
 
 install: $(STAMP)
 
@@ -54,5 +55,17 @@ book: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# Mutation testing of the core (issue 18; slow, not part of `make test` or CI): mutmut mutates the modules
+# listed under [tool.mutmut] in pyproject.toml one change at a time and runs the tests listed there against
+# each mutant; the report (benchmarks/results/mutation.md) lists the score per module and every survivor.
+# the core modules whole, and of the trainer only its batch construction
+MUTANTS ?= "mtllib.analysis.importance*" "mtllib.analysis.dissociation*" "mtllib.training.iat*" \
+	"mtllib.training.samplers*" "mtllib.modeling.gates*" "mtllib.training.trainer.x_batch_indices*" \
+	"mtllib.training.trainer.x_eval_batches*"
+mutation: $(STAMP)
+	$(BIN)/python -m pip install --quiet "mutmut==3.8.1"
+	OMP_NUM_THREADS=1 $(BIN)/mutmut run --max-children 2 $(MUTANTS)
+	$(BIN)/python benchmarks/mutation_report.py --out benchmarks/results/mutation.md
+
 clean:
-	rm -rf _build .pytest_cache
+	rm -rf _build .pytest_cache mutants

@@ -18,3 +18,13 @@ os.environ["MTLLIB_CACHE"] = tempfile.mkdtemp(prefix="mtllib-test-cache-")
 
 # tests/ mirrors mtllib/ in sub-folders; their shared helpers (tiny.py) live here
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# tqdm in tests: no monitor thread and a plain thread lock. tqdm's default lock is a multiprocessing RLock
+# created on first use, and a monitor thread may hold it; in a test process that forks (as mutmut's workers
+# do) either leaves the child unable to draw a progress bar. Bars themselves work as always.
+import threading  # noqa: E402
+
+import tqdm  # noqa: E402
+
+tqdm.tqdm.monitor_interval = 0
+tqdm.tqdm.set_lock(threading.RLock())

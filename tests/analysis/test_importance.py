@@ -132,3 +132,68 @@ def test_select_heads_errors():
         select_heads(torch.ones(2, 2), 0.5, "random")
     with pytest.raises(ValueError, match=r"\[L, H\] tensor"):
         select_heads(torch.ones(4), 0.5)
+
+
+# --- what the mutation run (make mutation) found unpinned -----------------------------------------------
+def test_ties_among_many_heads_go_to_the_lower_flat_index():
+    # BERT-base's 144 heads all tied: torch's default (unstable) sort would pick others; ours takes 0..42
+    tied = torch.zeros(12, 12, dtype=torch.float64)
+    expected = [True] * 43 + [False] * 101
+    assert select_heads(tied, 0.3, "top").flatten().tolist() == expected
+    assert select_heads(tied, 0.3, "bottom").flatten().tolist() == expected
+
+
+def test_scores_that_are_not_finite_are_named_by_layer_and_head():
+    scores = torch.ones(3, 4)
+    scores[0, 1], scores[2, 3] = float("nan"), float("inf")
+    with pytest.raises(ValueError, match=r"^importance has NaN or infinite scores at \(layer, head\) \[\(0, 1\), \(2, 3\)\]: a diverged model or an empty batch\?$"):
+        select_heads(scores, 0.5)
+    with pytest.raises(ValueError, match=r"\[\(0, 0\), \(0, 1\), \(0, 2\), \(0, 3\), \(1, 0\)\]:"):  # the first five of twelve
+        select_heads(torch.full((3, 4), float("nan")), 0.5)
+
+
+def test_error_messages_in_full():
+    import re
+
+    full = lambda message: "^" + re.escape(message) + "$"
+    with pytest.raises(ValueError, match=full("alpha=0.001 selects no head out of 72; use alpha >= 0.00694")):
+        num_pruned(0.001, 72)
+    with pytest.raises(ValueError, match=full("which='random' needs a seed")):
+        select_heads(torch.ones(2, 2), 0.5, "random")
+    model = _model()
+    with pytest.raises(ValueError, match=full("head importance needs at least one batch")):
+        head_importance(model, [], progress=False)
+    unlabelled = [{k: v for k, v in b.items() if k != "labels"} for b in _batches()]
+    with pytest.raises(ValueError, match=full("head importance needs labelled batches (the model returned no loss)")):
+        head_importance(model, unlabelled, progress=False)
+
+
+def test_per_task_importance_keeps_the_normalisation():
+    model = _model()
+    per_task = head_importance(model, {"a": _batches()}, normalize="layer", progress=False)
+    torch.testing.assert_close(per_task["a"], head_importance(model, _batches(), normalize="layer", progress=False))
+
+
+def test_batches_and_gates_go_to_the_models_device(monkeypatch):
+    from mtllib.analysis import importance as module
+
+    seen = {"batch": [], "gates": []}
+    real_to_device, real_ones = module.to_device, module.ones
+    monkeypatch.setattr(module, "to_device", lambda batch, device: seen["batch"].append(device) or real_to_device(batch, device))
+    monkeypatch.setattr(module, "ones", lambda *a, **kw: seen["gates"].append(kw.get("device")) or real_ones(*a, **kw))
+    model = _model()
+    head_importance(model, _batches(), progress=False)  # no device given: the model's
+    assert seen["batch"] == [torch.device("cpu")] * 2 and seen["gates"] == [torch.device("cpu")] * 2
+
+
+def test_a_progress_bar_when_asked_and_none_left_behind(capsys):
+    model = _model()
+    head_importance(model, _batches(), progress=False)
+    head_importance(model, {"a": _batches()}, progress=False)
+    assert capsys.readouterr().err == ""
+    head_importance(model, _batches())  # the default shows progress
+    err = capsys.readouterr().err
+    assert "head importance:" in err and "/2 [" in err and "batch/s]" in err
+    assert not err.endswith("\n")  # leave=False: the finished bar is cleared, not left as a line
+    head_importance(model, {"a": _batches()}, progress=True)  # per task, too
+    assert "head importance:" in capsys.readouterr().err

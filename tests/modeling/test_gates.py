@@ -112,3 +112,38 @@ def test_gates_cannot_be_attached_twice():
     with pytest.raises(RuntimeError, match="already attached"):
         gates.attach()
     gates.remove()
+
+
+# --- what the mutation run (make mutation) found unpinned -----------------------------------------------
+def test_ones_is_a_constant_on_the_device_asked_for():
+    model = tiny_encoder("bert")
+    assert ones(model).requires_grad is False and ones(model).shape == (LAYERS, HEADS)
+    assert ones(model, batch_size=2, requires_grad=True).requires_grad
+    assert ones(model, device="meta").device.type == "meta"  # a device without data: only the placement is checked
+
+
+def test_gates_follow_a_half_precision_model():
+    """Gate values are float32; a bfloat16 model's activations must stay bfloat16 through the gated W_O."""
+    model = tiny_encoder("bert").to(torch.bfloat16)
+    values = torch.ones(LAYERS, HEADS)
+    values[0, 1] = 0.0
+    with HeadGates(model, values):
+        out = _hidden(model, random_batch())
+    assert out.dtype == torch.bfloat16 and torch.isfinite(out.float()).all()
+
+
+def test_gates_remember_their_model_and_detach_cleanly_any_number_of_times():
+    model = tiny_encoder("bert")
+    gates = HeadGates(model, torch.zeros(LAYERS, HEADS))
+    assert gates.model is model
+    gates.remove()  # never attached: nothing to do
+    bare = _hidden(model, random_batch())
+    for _ in range(2):  # attach, remove, attach again, remove twice
+        gates.attach()
+        assert not torch.equal(_hidden(model, random_batch()), bare)
+        gates.remove()
+        gates.remove()
+        assert torch.equal(_hidden(model, random_batch()), bare)
+    with pytest.raises(RuntimeError, match="^gates are already attached$"):
+        with gates:
+            gates.attach()

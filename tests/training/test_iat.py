@@ -183,3 +183,50 @@ def test_tasks_take_turns_each_with_its_own_heads():
     assert moved_heads("a") == {(0, 1)}
     assert moved_heads("b") == {(1, 2)}
     assert moved_heads("a") == {(0, 1)}  # b's step left a's moments usable; a moves again, b's head does not
+
+
+# --- what the mutation run (make mutation) found unpinned: checks that do not go through head_slices --------
+def _head_weights(model, layer, head):
+    """Head ``head`` of block ``layer`` in BERT's own layout, written out: its rows of the Q, K, V weights and
+    biases (nn.Linear is [out, in]) and its columns of W_O's weight."""
+    block = model.encoder.encoder.layer[layer].attention
+    rows = slice(head * D, (head + 1) * D)
+    out = {f"{n}.{w}": getattr(getattr(block.self, n), w)[rows].detach().clone() for n in ("query", "key", "value") for w in ("weight", "bias")}
+    out["output.dense.weight"] = block.output.dense.weight[:, rows].detach().clone()
+    return out
+
+
+def test_frozen_heads_keep_their_own_rows_and_columns_written_out():
+    """Task a trains every head of layer 0 and head 3 of layer 1: every other head's Q/K/V rows (weights and
+    biases) and W_O columns stay bit-identical through masked AdamW steps; head (1, 3) moves."""
+    model = _model("bert")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.1)
+    trainable = torch.zeros(LAYERS, HEADS, dtype=torch.bool)
+    trainable[0, :] = True  # a whole layer with nothing frozen comes first in the parameter order
+    trainable[1, 3] = True
+    mask = HeadUpdateMask(model, {"a": trainable})
+    before = {(l, h): _head_weights(model, l, h) for l in range(LAYERS) for h in range(HEADS)}
+    batch = {**random_batch(4), "labels": torch.tensor([0, 1, 2, 0]), "task": "a"}
+    for _ in range(2):
+        optimizer.zero_grad()
+        model(**batch).loss.backward()
+        mask.zero_frozen_grads("a")
+        mask.step("a", optimizer)
+    for (l, h), old in before.items():
+        new = _head_weights(model, l, h)
+        if not trainable[l, h]:
+            for name in old:
+                assert torch.equal(old[name], new[name]), f"frozen head {(l, h)} moved in {name}"
+    moved = _head_weights(model, 1, 3)
+    assert all(not torch.equal(before[(1, 3)][n], moved[n]) for n in moved)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(heads="bottom"), "IATConfig.heads must be one of 'top', 'random', got 'bottom'"),
+    (dict(importance_batches=0), "IATConfig.importance_batches must be an integer >= 1, got 0"),
+])
+def test_iat_config_errors_name_the_field(kwargs, message):
+    import re
+
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        IATConfig(**kwargs)

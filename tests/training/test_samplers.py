@@ -1,5 +1,7 @@
 """Samplers: probabilities against the formulas, schedules against the probabilities."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -85,3 +87,59 @@ def test_bad_sampler_settings():
         TaskSampler("uniform", [], 1)
     with pytest.raises(ValueError, match="temperature must be > 0"):
         TaskSampler("temperature", SIZES, 1, temperature=0)
+
+
+# --- what the mutation run (make mutation) found unpinned -----------------------------------------------
+def test_probabilities_refuse_sizes_that_are_not_a_list_of_positive_counts():
+    with pytest.raises(ValueError, match="^sizes must be a non-empty list of task sizes$"):
+        samplers.proportional_probs([])
+    with pytest.raises(ValueError, match="sizes must be a non-empty list of task sizes"):
+        samplers.proportional_probs([[1, 2], [3, 4]])
+    with pytest.raises(ValueError, match=r"every task needs at least one example, got sizes \[3.0, 0.0\]"):
+        samplers.temperature_probs([3, 0], 2.0)
+
+
+def test_pals_steps_past_the_end_stay_in_the_last_epoch():
+    # one PALs epoch in all (100 steps < 2,400): every step, even one past the end, samples proportionally
+    np.testing.assert_allclose(samplers.pals_annealed_probs(SIZES, 5000, 100), samplers.proportional_probs(SIZES))
+
+
+def test_sampler_defaults_are_temperature_2_and_seed_0():
+    np.testing.assert_allclose(TaskSampler("temperature", SIZES, 1).probs(1), samplers.temperature_probs(SIZES, 2.0))
+    assert np.array_equal(TaskSampler("proportional", SIZES, 2).schedule(1), TaskSampler("proportional", SIZES, 2, seed=0).schedule(1))
+    assert not np.array_equal(TaskSampler("proportional", SIZES, 2).schedule(1), TaskSampler("proportional", SIZES, 2, seed=1).schedule(1))
+
+
+def test_every_sampler_reports_the_distribution_it_samples_from():
+    sampler = lambda name: TaskSampler(name, SIZES, 3, temperature=3.0)
+    np.testing.assert_allclose(sampler("proportional").probs(1), samplers.proportional_probs(SIZES))
+    np.testing.assert_allclose(sampler("proportional-replacement").probs(2), samplers.proportional_probs(SIZES))
+    np.testing.assert_allclose(sampler("sqrt").probs(1), samplers.temperature_probs(SIZES, 2.0))
+    np.testing.assert_allclose(sampler("temperature").probs(1), samplers.temperature_probs(SIZES, 3.0))
+    np.testing.assert_allclose(sampler("annealed").probs(2), samplers.annealed_probs(SIZES, 2, 3))
+    np.testing.assert_allclose(sampler("uniform").probs(1), [1 / 3] * 3)
+    np.testing.assert_allclose(sampler("round-robin").probs(1), [1 / 3] * 3)
+
+
+@pytest.mark.parametrize("sizes, epoch, step", [([2000, 400], 2, 2400), ([2000, 399], 2, 2399), ([2000, 400], 1, 0)])
+def test_pals_probs_of_an_epoch_are_those_of_its_first_step(sizes, epoch, step):
+    # our epoch of 2,400 or 2,399 steps against the PALs epoch of 2,400: the boundary decides the annealing stage
+    sampler = TaskSampler("pals-annealed", sizes, 2)
+    np.testing.assert_allclose(sampler.probs(epoch), samplers.pals_annealed_probs(sizes, step, 2 * sum(sizes)))
+
+
+@pytest.mark.parametrize("sizes, shown", [([True, 2], "2"), ([1.5, 2], "1.5"), (["a", "b"], "'a'"), ([[1, 2]], "1, 2"), ([2, -1], "-1")])
+def test_sampler_sizes_must_be_whole_batch_counts(sizes, shown):
+    with pytest.raises(ValueError, match=r"TaskSampler sizes must be whole numbers of batches >= 1 per task, got \[.*" + re.escape(shown)):
+        TaskSampler("uniform", sizes, 1)
+
+
+@pytest.mark.parametrize("num_epochs", [0, True, 2.0, -1])
+def test_sampler_epochs_must_be_a_positive_integer(num_epochs):
+    with pytest.raises(ValueError, match=f"num_epochs must be an integer >= 1, got {num_epochs!r}"):
+        TaskSampler("uniform", SIZES, num_epochs)
+
+
+def test_unknown_sampler_lists_every_choice():
+    with pytest.raises(ValueError, match="choose one of " + ", ".join(samplers.SAMPLERS)):
+        TaskSampler("balanced", SIZES, 1)

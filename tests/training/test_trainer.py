@@ -11,7 +11,7 @@ from transformers import BertConfig
 from mtllib.data.features import load_tokenizer
 from mtllib.training.iat import IATConfig
 from mtllib.modeling.multitask import MultiTaskModel, TaskSpec, load_checkpoint, save_checkpoint
-from mtllib.training.trainer import TrainConfig, batch_indices, evaluate, few_shot, train
+from mtllib.training.trainer import TrainConfig, batch_indices, eval_batches, evaluate, few_shot, train
 from mtllib.data.features import prepare
 
 NAMES = ["bbc-topic", "bbc-punct", "bbc-cloze"]
@@ -293,3 +293,43 @@ def test_batches_hold_every_example_once_and_keep_the_last_partial_batch():
         assert sorted(len(b) for b in batches) == [8] + [32] * 31
     maxima = [int(lengths[b].max()) for b in batch_indices(lengths, 32, np.random.default_rng(3), True)]
     assert maxima != sorted(maxima) and maxima != sorted(maxima, reverse=True)  # grouped, then shuffled
+
+
+# --- what the mutation run (make mutation) found unpinned -----------------------------------------------
+def _grouped_batches_by_hand(lengths, batch_size, seed):
+    """batch_indices' docstring written out: shuffle; cut into the fewest near-equal chunks of at most 50
+    batches; sort each chunk by length (ties keep the shuffled order); cut into batches; shuffle the batches."""
+    rng = np.random.default_rng(seed)
+    order = list(rng.permutation(len(lengths)))
+    n_chunks = -(-len(order) // (50 * batch_size))  # ceil
+    grouped = []
+    for k in range(n_chunks):  # near-equal parts, the first ones one longer (as np.array_split cuts)
+        size, extra = divmod(len(order), n_chunks)
+        start = k * size + min(k, extra)
+        part = order[start:start + size + (k < extra)]
+        grouped += sorted(part, key=lambda i: lengths[i])  # Python's sort is stable
+    batches = [grouped[i:i + batch_size] for i in range(0, len(grouped), batch_size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+@pytest.mark.parametrize("n, batch_size", [(1000, 4), (1010, 4), (150, 4), (37, 8)])  # 5 and 6 chunks; one chunk; a partial batch
+def test_length_grouping_is_its_docstring_written_out(n, batch_size):
+    lengths = np.random.default_rng(n).integers(3, 9, size=n)  # few distinct lengths: many ties
+    ours = [b.tolist() for b in batch_indices(lengths, batch_size, np.random.default_rng(5), True)]
+    assert ours == _grouped_batches_by_hand(lengths, batch_size, 5)
+
+
+def test_eval_batches_group_by_length_and_keep_ties_in_order():
+    examples = [{"input_ids": [0] * n} for n in (3, 1, 2, 5, 4)]
+    assert [b.tolist() for b in eval_batches(examples, 2)] == [[1, 2], [0, 4], [3]]
+    assert [b.tolist() for b in eval_batches(examples, 1)] == [[1], [2], [0], [4], [3]]
+    same = [{"input_ids": [0] * (2 + i % 3)} for i in range(200)]  # ties: positions in their original order
+    assert np.concatenate(eval_batches(same, 64)).tolist() == sorted(range(200), key=lambda i: 2 + i % 3)
+
+
+@pytest.mark.parametrize("batch_size", [0, -1, 2.0, "8"])
+def test_eval_batch_size_must_be_a_positive_integer(batch_size):
+    import re
+
+    with pytest.raises(ValueError, match="^" + re.escape(f"eval batch_size must be an integer >= 1, got {batch_size!r}") + "$"):
+        eval_batches([{"input_ids": [0]}], batch_size)
