@@ -10,7 +10,12 @@ targets in the verdicts, claims judged), and writes
 - a Markdown table beside it (same stem, ``.md``) that the instructor's page includes.
 
     .venv/bin/python benchmarks/bench_lab.py --json benchmarks/results/lab_cpu.json
-    .venv/bin/python benchmarks/bench_lab.py --only 02_dual_task_iap --json /tmp/lab02.json
+    .venv/bin/python benchmarks/bench_lab.py --only 02_dual_task_iap --json /tmp/lab02.json --keep /tmp/lab
+    .venv/bin/python benchmarks/bench_lab.py --only 03_multitask_iap 04_task_similarity --update --json benchmarks/results/lab_cpu.json
+
+With ``--update`` only the chapters run are replaced (a chapter that reuses another's models must be run with
+it, in order: 04 and 05 after 03, 08 after 07); ``meta`` then describes the last run, and each row records the
+commit and date it was measured at.
 
 The lab budget is 5 minutes per chapter on 2 CPU cores (issue 17); a chapter over it is marked, not hidden.
 """
@@ -60,8 +65,9 @@ def what_it_shows(values: dict) -> str:
     if "judged" in values:
         parts.append(f"targets in the verdicts: {values['judged']}")
     if "n_claims" in values:
-        parts.append(f"claims judged: {values['n_claims']}")
-    return "; ".join(parts) or "no verdicts (a data chapter)"
+        verdicts = [(values[k], word) for k, word in (("n_hold", "hold"), ("n_not", "do not hold"), ("n_inconclusive", "inconclusive")) if k in values]
+        parts.append(f"claims: {values['n_claims']}" + (f" ({', '.join(f'{n} {w}' for n, w in verdicts)})" if verdicts and values["n_claims"] != "\u2014" else ""))
+    return "; ".join(parts) or "no claims (the chapter judges none)"
 
 
 def markdown(rows: list[dict]) -> str:
@@ -77,6 +83,9 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", default="lab")
     parser.add_argument("--only", nargs="*", help="chapters to run (default: all, in order)")
     parser.add_argument("--json", type=Path, required=True, help="where to write the results (and the .md table beside it)")
+    parser.add_argument("--keep", type=Path, help="a folder to keep the executed notebooks in (default: a temporary one)")
+    parser.add_argument("--update", action="store_true",
+                        help="replace only the rows of the chapters run in an existing --json file (each row keeps its own commit and date)")
     args = parser.parse_args(argv)
 
     import papermill
@@ -88,25 +97,33 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"not in the {args.profile} profile: {', '.join(unknown)}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="mtllib-lab-") as scratch:
         os.environ["MTLLIB_CACHE"] = str(Path(scratch) / "cache")  # empty: a student's first run
         for i, name in enumerate(names, 1):
             print(f"[{i}/{len(names)}] {name} ...", flush=True)
-            out = Path(scratch) / f"{name}.ipynb"
+            out = (args.keep or Path(scratch)) / f"{name}.ipynb"
             start = time.perf_counter()
             papermill.execute_notebook(str(project.source(name)), str(out), parameters=profile[name], kernel_name="python3",
                                        progress_bar=False, cwd=str(project.notebooks_dir))
             seconds = time.perf_counter() - start
             row = {"chapter": name, "seconds": round(seconds, 1), "minutes": round(seconds / 60, 2),
-                   "within_budget": seconds / 60 <= BUDGET_MINUTES,
+                   "within_budget": seconds / 60 <= BUDGET_MINUTES, "commit": git_commit(project.root),
+                   "executed_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                    "glued": {k: v for k, v in glued(out).items() if k.startswith("n_") or k == "judged"}}
             rows.append(row)
             print(f"    {row['minutes']:.1f} min; {what_it_shows(row['glued'])}", flush=True)
 
     import torch
 
+    if args.update and args.json.exists():
+        ran = {r["chapter"] for r in rows}
+        kept = [r for r in json.loads(args.json.read_text())["chapters"] if r["chapter"] not in ran]
+        order = {n: i for i, n in enumerate(project.notebook_names())}
+        rows = sorted(kept + rows, key=lambda r: order.get(r["chapter"], len(order)))
     meta = {"profile": args.profile, "commit": git_commit(project.root), "threads": torch.get_num_threads(),
             "cpus": os.cpu_count(), "machine": platform.machine(), "python": platform.python_version(),
             "torch": torch.__version__, "budget_minutes": BUDGET_MINUTES, "cache": "empty at the start, shared by the chapters",
