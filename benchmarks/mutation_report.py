@@ -58,6 +58,25 @@ def diff(name: str) -> str:
     return "\n".join(line for line in out.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---"))
 
 
+def behaviours(entries: list[dict]) -> tuple[list[str], bool]:
+    """Run each behaviour's test against its mutant alone (in mutants/, as mutmut does): it must fail."""
+    import os
+
+    lines = ["", "## Behaviours and a mutant each test kills", "",
+             "Each test run alone against its mutant (`MUTANT_UNDER_TEST`); *killed* means the test failed (without the "
+             "mutant every one passes: `make test`).", "",
+             "| behaviour | test | mutant | result |", "|---|---|---|---|"]
+    ok = True
+    for e in entries:
+        env = {**os.environ, "MUTANT_UNDER_TEST": e["mutant"], "OMP_NUM_THREADS": "1"}
+        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", e["test"]], cwd=ROOT / "mutants",
+                             env=env, capture_output=True, text=True)
+        killed = run.returncode == 1
+        ok &= killed
+        lines.append(f"| {e['behaviour']} | `{e['test'].split('::')[-1]}` | `{e['mutant'].split('.')[-1]}` | {'killed' if killed else f'NOT killed (exit {run.returncode})'} |")
+    return lines, ok
+
+
 def report(equivalent: dict[str, str]) -> tuple[str, bool]:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     import mutmut
@@ -97,12 +116,19 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "mutation.md")
     parser.add_argument("--equivalent", type=Path, default=ROOT / "benchmarks" / "mutation_equivalent.yml")
+    parser.add_argument("--behaviours", type=Path, default=ROOT / "benchmarks" / "mutation_behaviours.yml",
+                        help="behaviours, each with a test and a mutant it must kill (run against mutants/)")
     args = parser.parse_args(argv)
     if not (ROOT / "mutants").exists():
         print("no mutants/ folder: run `make mutation` (or `mutmut run`) first", file=sys.stderr)
         return 2
     equivalent = yaml.safe_load(args.equivalent.read_text()) if args.equivalent.exists() else {}
     text, ok = report(equivalent or {})
+    if args.behaviours.exists():
+        extra, killed_all = behaviours(yaml.safe_load(args.behaviours.read_text()))
+        head, _, tail = text.partition("\n## Survivors")
+        text = head + "\n".join(extra) + "\n\n## Survivors" + tail
+        ok &= killed_all
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
     print(text.split("## Survivors")[0])
