@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mtllib.book.runner import Project, git_commit
+from mtllib.book.runner import Project, git_commit, run_notebook
 
 BUDGET_MINUTES = 5.0
 #: glued names that say what a chapter's gate let through: (count, its total under the names chapters use, label)
@@ -88,8 +88,6 @@ def main(argv=None) -> int:
                         help="replace only the rows of the chapters run in an existing --json file (each row keeps its own commit and date)")
     args = parser.parse_args(argv)
 
-    import papermill
-
     project = Project()
     profile = project.profile(args.profile)  # a missing or incomplete profile fails here, before any run
     names = args.only or project.notebook_names()
@@ -107,8 +105,7 @@ def main(argv=None) -> int:
             print(f"[{i}/{len(names)}] {name} ...", flush=True)
             out = (args.keep or Path(scratch)) / f"{name}.ipynb"
             start = time.perf_counter()
-            papermill.execute_notebook(str(project.source(name)), str(out), parameters=profile[name], kernel_name="python3",
-                                       progress_bar=False, cwd=str(project.notebooks_dir))
+            run_notebook(project, name, out, profile[name])
             seconds = time.perf_counter() - start
             row = {"chapter": name, "seconds": round(seconds, 1), "minutes": round(seconds / 60, 2),
                    "within_budget": seconds / 60 <= BUDGET_MINUTES, "commit": git_commit(project.root),

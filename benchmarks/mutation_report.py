@@ -27,6 +27,8 @@ from pathlib import Path
 
 import yaml
 
+from mtllib.book.runner import git_commit
+
 ROOT = Path(__file__).resolve().parents[1]
 BAR = 85.0  #: percent of mutants killed per module (issue 18)
 
@@ -78,7 +80,7 @@ def behaviours(entries: list[dict]) -> tuple[list[str], bool]:
 
 
 def report(equivalent: dict[str, str]) -> tuple[str, bool]:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit = git_commit(ROOT)
     import mutmut
 
     lines = [f"# Mutation score of the core (mutmut {mutmut.__version__}, commit {commit})", "",

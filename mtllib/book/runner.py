@@ -206,6 +206,15 @@ def _run_record_cell(record: dict):
     return cell
 
 
+def run_notebook(project: Project, name: str, out: Path, parameters: dict) -> None:
+    """papermill as the book runs it: the source of ``name`` with ``parameters`` into ``out``, from the
+    notebooks' folder (so relative paths resolve as in the book), without a progress bar."""
+    import papermill
+
+    papermill.execute_notebook(str(project.source(name)), str(out), parameters=parameters, kernel_name="python3",
+                               progress_bar=False, cwd=str(project.notebooks_dir))
+
+
 def execute(project: Project, name: str, profile: str) -> Path:
     """Execute one notebook with the profile's parameters into ``book/`` atomically; return the output path."""
     import nbformat
@@ -224,14 +233,7 @@ def execute(project: Project, name: str, profile: str) -> Path:
     start = time.perf_counter()
     try:
         try:
-            papermill.execute_notebook(
-                str(project.source(name)),
-                str(tmp),
-                parameters=parameters,
-                kernel_name="python3",
-                progress_bar=False,
-                cwd=str(project.notebooks_dir),
-            )
+            run_notebook(project, name, tmp, parameters)
         except papermill.PapermillExecutionError as err:
             cell = _source_cell(tmp, err.cell_index)
             kept = _keep_failed(project, tmp, name, profile)
