@@ -7,7 +7,9 @@ different run.
 - :func:`tensor_digest` and :func:`dataset_digest` hash weights and tokenised data by content.
 - :func:`source_digest` hashes the source files of some ``mtllib`` modules *and every module they import,
   transitively* (imports anywhere in a file count, also those inside functions), so a change to the IAT code
-  changes the fingerprint of what imports the trainer but not of the data chapter.
+  changes the fingerprint of what imports the trainer but not of the data chapter. ``exclude`` leaves out
+  modules whose effect the caller hashes by content instead (the model cache hashes the tokenised data, so
+  the code that builds the data need not be in its key).
 """
 
 from __future__ import annotations
@@ -74,12 +76,12 @@ def imported_modules(source: str, current: str = "") -> set[str]:
 
 
 @lru_cache(maxsize=None)
-def _closure(roots: tuple[str, ...], package_dir: Path) -> tuple[Path, ...]:
+def _closure(roots: tuple[str, ...], package_dir: Path, exclude: tuple[str, ...] = ()) -> tuple[Path, ...]:
     seen: dict[str, Path] = {}
     todo = list(roots)
     while todo:
         module = todo.pop()
-        if module in seen:
+        if module in seen or module in exclude:
             continue
         path = module_file(module, package_dir)
         if path is None:
@@ -91,17 +93,18 @@ def _closure(roots: tuple[str, ...], package_dir: Path) -> tuple[Path, ...]:
     return tuple(sorted(set(seen.values())))
 
 
-def module_closure(modules: Iterable[str], package_dir: Path = PACKAGE_DIR) -> list[Path]:
+def module_closure(modules: Iterable[str], package_dir: Path = PACKAGE_DIR, exclude: Iterable[str] = ()) -> list[Path]:
     """The source files of ``modules``, the packages above them and every ``mtllib`` module they import,
-    transitively. Names that are not ``mtllib`` modules are ignored."""
+    transitively. Names that are not ``mtllib`` modules are ignored; modules in ``exclude`` are neither
+    included nor followed (what only they import is left out too)."""
     _closure.cache_clear()  # files may have changed since the last call
-    return list(_closure(tuple(sorted(set(modules))), Path(package_dir)))
+    return list(_closure(tuple(sorted(set(modules))), Path(package_dir), tuple(sorted(set(exclude)))))
 
 
-def source_digest(modules: Iterable[str], package_dir: Path = PACKAGE_DIR) -> str:
-    """:func:`digest` of the paths and contents of :func:`module_closure` of ``modules``."""
+def source_digest(modules: Iterable[str], package_dir: Path = PACKAGE_DIR, exclude: Iterable[str] = ()) -> str:
+    """:func:`digest` of the paths and contents of :func:`module_closure` of ``modules`` (less ``exclude``)."""
     package_dir = Path(package_dir)
-    files = module_closure(modules, package_dir)
+    files = module_closure(modules, package_dir, exclude)
     return digest([(p.relative_to(package_dir).as_posix(), hashlib.sha256(p.read_bytes()).hexdigest()) for p in files])
 
 

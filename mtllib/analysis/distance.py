@@ -31,9 +31,10 @@ def parameter_distance(model, reference) -> dict:
             q = theirs[name]
             if p.shape != q.shape:
                 raise ValueError(f"parameter {name!r} has shape {tuple(p.shape)} here and {tuple(q.shape)} in the reference")
-            d = (p.detach().double().cpu() - q.detach().double().cpu())
+            ref = q.detach().double().cpu()
+            d = p.detach().double().cpu() - ref
             diff_sq += float((d * d).sum())
-            ref_sq += float((q.detach().double().cpu() ** 2).sum())
+            ref_sq += float((ref * ref).sum())
             max_abs = max(max_abs, float(d.abs().max()) if d.numel() else 0.0)
             changed += int((d != 0).sum())
             total += d.numel()

@@ -1,9 +1,16 @@
 """The papers' own datasets, through ``datasets.load_dataset`` (needs internet), mapped to the task interface.
 
-Each entry names the hub dataset (and configuration), the original columns, and how they map to our
-standard columns (``text``/``text_pair``/``label``; ``words``/``tags``; ``question``/``context``/``answer_*``).
-The same mapping runs on local files in the dataset's own column layout (``data_files=``), which is how the
-tests exercise this code without a network.
+Each entry of :data:`SOURCES` names a hub repository that ``datasets`` 4 and later load *without a loading
+script* (those versions refuse scripts: "Dataset scripts are no longer supported"), either a script-free
+repository or, for a repository that still ships only a script, the hub's automatic Parquet export of it
+(``revision="refs/convert/parquet"``). Next to it: the columns, label names and split sizes the mapping
+expects, and why this source was chosen. ``python -m mtllib.data.check_sources`` (``make check-sources``)
+loads a few rows of every source and compares them with these expectations; tests pin the local fixtures to
+the same column lists.
+
+The mapping turns the original columns into our standard columns (``text``/``text_pair``/``label``;
+``words``/``tags``; ``question``/``context``/``answer_*``). It runs unchanged on local files in the dataset's
+own column layout (``data_files=``), which is how the tests exercise this code without a network.
 
 Splits: ``train`` and ``validation`` (MNLI also ``validation_mismatched``). GLUE and SuperGLUE test labels are
 hidden, so their ``test`` split is the validation split, as in the papers' dev-set analyses; AG News and IMDB
@@ -26,12 +33,29 @@ import pandas as pd
 from mtllib.data.offline import pairs_frame
 
 
+#: the hub's automatic Parquet export of a repository (a branch every dataset the viewer converted has)
+PARQUET_EXPORT = "refs/convert/parquet"
+
+#: repositories known to ship only a loading script on their main branch: ``datasets`` >= 4 refuses them, so a
+#: source may name one only through its Parquet export (a test checks every source against this list)
+SCRIPT_ONLY = frozenset({"conll2003", "eriktks/conll2003", "wnut_17", "leondz/wnut_17", "tner/wnut2017", "tner/conll2003"})
+
+
 @dataclass(frozen=True)
 class HubSource:
     path: str
     config: str | None
     splits: dict[str, str]  #: our split name -> the dataset's split name
     to_frame: Callable[[pd.DataFrame], pd.DataFrame] = field(repr=False)
+    columns: tuple[str, ...] = ()  #: the dataset's own columns that the mapping reads (it may have more)
+    labels: tuple[str, ...] | None = None  #: names of its class labels (``label``, or ``ner_tags``), in id order
+    sizes: dict[str, int] | None = field(default=None, repr=False)  #: rows per split of theirs, where known
+    revision: str | None = None  #: a branch or commit (``PARQUET_EXPORT`` for a script-only repository)
+    why: str = ""  #: why this source, in one line
+
+    @property
+    def label_column(self) -> str | None:
+        return "ner_tags" if "ner_tags" in self.columns else ("label" if "label" in self.columns else None)
 
 
 def _single(col):
@@ -82,32 +106,67 @@ def _ag_pair(df):
 
 _GLUE = {"train": "train", "validation": "validation", "test": "validation"}
 _NO_DEV = {"train": "train", "validation": "test", "test": "test"}
-
-SOURCES: dict[str, HubSource] = {
-    "cola": HubSource("nyu-mll/glue", "cola", _GLUE, _single("sentence")),
-    "sst2": HubSource("nyu-mll/glue", "sst2", _GLUE, _single("sentence")),
-    "mrpc": HubSource("nyu-mll/glue", "mrpc", _GLUE, _pair("sentence1", "sentence2")),
-    "qqp": HubSource("nyu-mll/glue", "qqp", _GLUE, _pair("question1", "question2")),
-    "stsb": HubSource("nyu-mll/glue", "stsb", _GLUE, _pair("sentence1", "sentence2")),
-    "mnli": HubSource("nyu-mll/glue", "mnli", {"train": "train", "validation": "validation_matched", "validation_mismatched": "validation_mismatched", "test": "validation_matched"}, _pair("premise", "hypothesis")),
-    "qnli": HubSource("nyu-mll/glue", "qnli", _GLUE, _pair("question", "sentence")),
-    "rte": HubSource("nyu-mll/glue", "rte", _GLUE, _pair("sentence1", "sentence2")),
-    "ag_news": HubSource("fancyzhx/ag_news", None, _NO_DEV, _single("text")),
-    "ag_pair": HubSource("fancyzhx/ag_news", None, _NO_DEV, _ag_pair),
-    "imdb": HubSource("stanfordnlp/imdb", None, _NO_DEV, _single("text")),
-    "scitail": HubSource("allenai/scitail", "tsv_format", {"train": "train", "validation": "validation", "test": "test"}, _scitail),
-    "boolq": HubSource("aps/super_glue", "boolq", _GLUE, _pair("question", "passage")),
-    "cb": HubSource("aps/super_glue", "cb", _GLUE, _pair("premise", "hypothesis")),
-    "copa": HubSource("aps/super_glue", "copa", _GLUE, _copa),
-    "wic": HubSource("aps/super_glue", "wic", _GLUE, _wic),
-    "conll2003": HubSource("eriktks/conll2003", None, {"train": "train", "validation": "validation", "test": "test"}, _ner),
-    "wnut_17": HubSource("leondz/wnut_17", None, {"train": "train", "validation": "validation", "test": "test"}, _ner),
-    "squad": HubSource("rajpurkar/squad", None, {"train": "train", "validation": "validation", "test": "validation"}, _squad),
-}
+_THREE = {"train": "train", "validation": "validation", "test": "test"}
 
 CONLL_TAGS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
 WNUT_TAGS = ("O", "B-corporation", "I-corporation", "B-creative-work", "I-creative-work", "B-group", "I-group",
              "B-location", "I-location", "B-person", "I-person", "B-product", "I-product")
+
+
+_WHY_GLUE = "nyu-mll/glue: the canonical GLUE repository, Parquet files on its main branch (no script)"
+_WHY_SUPERGLUE = "aps/super_glue: the canonical SuperGLUE repository, converted from its script to Parquet on main"
+
+
+def _glue(config, columns, labels, train, validation, **kw):
+    return HubSource("nyu-mll/glue", config, kw.pop("splits", _GLUE), kw.pop("to_frame"), (*columns, "label"), labels,
+                     {"train": train, **({"validation": validation} if validation else {}), **kw.pop("more", {})}, why=_WHY_GLUE)
+
+
+def _superglue(config, columns, labels, train, validation, to_frame):
+    return HubSource("aps/super_glue", config, _GLUE, to_frame, (*columns, "label"), labels, {"train": train, "validation": validation}, why=_WHY_SUPERGLUE)
+
+
+_AG_LABELS = ("World", "Sports", "Business", "Sci/Tech")
+_WHY_AG = "fancyzhx/ag_news: the canonical AG News repository, Parquet files on main"
+
+SOURCES: dict[str, HubSource] = {
+    "cola": _glue("cola", ("sentence",), ("unacceptable", "acceptable"), 8551, 1043, to_frame=_single("sentence")),
+    "sst2": _glue("sst2", ("sentence",), ("negative", "positive"), 67349, 872, to_frame=_single("sentence")),
+    "mrpc": _glue("mrpc", ("sentence1", "sentence2"), ("not_equivalent", "equivalent"), 3668, 408, to_frame=_pair("sentence1", "sentence2")),
+    "qqp": _glue("qqp", ("question1", "question2"), ("not_duplicate", "duplicate"), 363846, 40430, to_frame=_pair("question1", "question2")),
+    "stsb": _glue("stsb", ("sentence1", "sentence2"), None, 5749, 1500, to_frame=_pair("sentence1", "sentence2")),
+    "mnli": _glue("mnli", ("premise", "hypothesis"), ("entailment", "neutral", "contradiction"), 392702, None,
+                  splits={"train": "train", "validation": "validation_matched", "validation_mismatched": "validation_mismatched", "test": "validation_matched"},
+                  more={"validation_matched": 9815, "validation_mismatched": 9832}, to_frame=_pair("premise", "hypothesis")),
+    "qnli": _glue("qnli", ("question", "sentence"), ("entailment", "not_entailment"), 104743, 5463, to_frame=_pair("question", "sentence")),
+    "rte": _glue("rte", ("sentence1", "sentence2"), ("entailment", "not_entailment"), 2490, 277, to_frame=_pair("sentence1", "sentence2")),
+    "ag_news": HubSource("fancyzhx/ag_news", None, _NO_DEV, _single("text"), ("text", "label"), _AG_LABELS, {"train": 120000, "test": 7600}, why=_WHY_AG),
+    "ag_pair": HubSource("fancyzhx/ag_news", None, _NO_DEV, _ag_pair, ("text", "label"), _AG_LABELS, {"train": 120000, "test": 7600}, why=_WHY_AG),
+    "imdb": HubSource("stanfordnlp/imdb", None, _NO_DEV, _single("text"), ("text", "label"), ("neg", "pos"), {"train": 25000, "test": 25000},
+                      why="stanfordnlp/imdb: the canonical IMDB repository, Parquet files on main"),
+    "scitail": HubSource("allenai/scitail", "tsv_format", _THREE, _scitail, ("premise", "hypothesis", "label"), None, None,
+                         why="allenai/scitail: the canonical SciTail repository, converted from its script to Parquet on main; "
+                             "its tsv_format labels are the strings 'entails'/'neutral' (sizes not recorded here)"),
+    "boolq": _superglue("boolq", ("question", "passage"), ("False", "True"), 9427, 3270, _pair("question", "passage")),
+    "cb": _superglue("cb", ("premise", "hypothesis"), ("entailment", "contradiction", "neutral"), 250, 56, _pair("premise", "hypothesis")),
+    "copa": _superglue("copa", ("premise", "choice1", "choice2", "question"), ("choice1", "choice2"), 400, 100, _copa),
+    "wic": _superglue("wic", ("word", "sentence1", "sentence2"), ("False", "True"), 5428, 638, _wic),
+    "conll2003": HubSource("lhoestq/conll2003", None, _THREE, _ner, ("tokens", "ner_tags"), CONLL_TAGS, {"train": 14041, "validation": 3250, "test": 3453},
+                           why="the canonical eriktks/conll2003 ships only conll2003.py; lhoestq/conll2003 is a script-free "
+                               "Parquet copy by a datasets maintainer (used in place of it by stanfordnlp/dspy since 2026-06)"),
+    "wnut_17": HubSource("leondz/wnut_17", None, _THREE, _ner, ("tokens", "ner_tags"), WNUT_TAGS, {"train": 3394, "validation": 1009, "test": 1287},
+                         revision=PARQUET_EXPORT,
+                         why="the canonical leondz/wnut_17 ships only wnut_17.py; its Parquet export on the hub keeps the same data"),
+    "squad": HubSource("rajpurkar/squad", None, {"train": "train", "validation": "validation", "test": "validation"}, _squad,
+                       ("id", "question", "context", "answers"), None, {"train": 87599, "validation": 10570},
+                       why="rajpurkar/squad: the canonical SQuAD v1.1 repository, Parquet files on main"),
+}
+
+
+def source_name(source: HubSource) -> str:
+    """``path (config 'c', revision 'r')`` as error messages and the source check print it."""
+    extra = [f"config {source.config!r}"] * bool(source.config) + [f"revision {source.revision!r}"] * bool(source.revision)
+    return source.path + (f" ({', '.join(extra)})" if extra else "")
 
 
 class TaskUnavailable(RuntimeError):
@@ -158,11 +217,11 @@ def load_frames(name: str, data_files: dict[str, str] | None = None, offline_nam
             raw = datasets.load_dataset("json", data_files=data_files)
         elif datasets.config.HF_HUB_OFFLINE or not hub_reachable():
             with _offline_mode():
-                raw = datasets.load_dataset(source.path, source.config)
+                raw = datasets.load_dataset(source.path, source.config, revision=source.revision)
         else:
-            raw = datasets.load_dataset(source.path, source.config)
+            raw = datasets.load_dataset(source.path, source.config, revision=source.revision)
     except Exception as err:  # ConnectionError, OfflineModeIsEnabled, DatasetNotFoundError, HTTP errors, ...
-        where = f"{source.path}" + (f" (config {source.config!r})" if source.config else "")
+        where = source_name(source)
         raise TaskUnavailable(
             f"paper task {name!r} needs the dataset {where} from the Hugging Face hub, which could not be loaded "
             f"({type(err).__name__}: {str(err)[:200]}). The offline suite is the default and needs no network: "

@@ -5,10 +5,12 @@ The key is :func:`mtllib.fingerprint.digest` of everything that decides the trai
 
 - the freshly built model's weights and configuration (the pretrained encoder, the heads' seeded
   initialisation, pooling and dropout), hashed before training;
-- every task's name, kind and the content of its tokenised training and validation features (validation picks
-  the best epoch);
+- every task's definition (name, kind, input paradigm, label names, metrics and the main metric, which picks
+  the best epoch) and the content of its tokenised training and validation features;
 - the :class:`~mtllib.training.trainer.TrainConfig` (all fields but where checkpoints go);
-- the source of the training code and everything it imports (:func:`mtllib.fingerprint.source_digest`).
+- the source of the training code and everything it imports (:func:`mtllib.fingerprint.source_digest`),
+  except the modules that only build the data (:data:`DATA_BUILDERS`: their output is hashed by content
+  above, so a change to a hub loader or a corpus reader retrains only the models whose data it changes).
 
 An entry is a folder ``<cache>/models/<key>/`` holding the weights, the training result and an
 ``entry.json`` with the key and the SHA-256 of both files. It is written into a temporary folder and renamed
@@ -35,6 +37,12 @@ from mtllib.runtime import pick_device
 
 #: the modules whose source decides what training computes (their imports are followed)
 TRAINING_CODE = ("mtllib.training.trainer", "mtllib.modeling.multitask")
+#: modules whose effect on training is the data and task definitions they build, which the key hashes by content
+#: (the task registry through each task's fields, the pretrained encoder that ``assets`` resolves through the
+#: built model's weights): a new task in the registry leaves every other model's key unchanged
+DATA_BUILDERS = ("mtllib.data.tasks", "mtllib.data.hub", "mtllib.data.offline", "mtllib.data.corpora", "mtllib.data.assets")
+#: the fields of a :class:`mtllib.data.tasks.Task` that reach training (its description and suite do not)
+TASK_FIELDS = ("name", "kind", "paradigm", "label_names", "metrics", "main_metric")
 
 
 def cache_root() -> Path:
@@ -48,8 +56,8 @@ def enabled() -> bool:
 def recipe_key(model, data: dict, config) -> str:
     """The cache key of training ``model`` (as built, untrained) on ``data`` with ``config``."""
     settings = {k: v for k, v in dataclasses.asdict(config).items() if k not in ("checkpoint_dir", "checkpoint_every")}
-    tasks = [(name, td.task.kind, td.task.label_names, dataset_digest(td.features["train"]), dataset_digest(td.features["validation"])) for name, td in data.items()]
-    return digest("trained-model/1", model.config.to_dict(), getattr(model, "pooling", None), tensor_digest(model.state_dict()), tasks, settings, source_digest(TRAINING_CODE))
+    tasks = [(name, [getattr(td.task, f) for f in TASK_FIELDS], dataset_digest(td.features["train"]), dataset_digest(td.features["validation"])) for name, td in data.items()]
+    return digest("trained-model/1", model.config.to_dict(), getattr(model, "pooling", None), tensor_digest(model.state_dict()), tasks, settings, source_digest(TRAINING_CODE, exclude=DATA_BUILDERS))
 
 
 class CorruptEntry(RuntimeError):

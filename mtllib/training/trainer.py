@@ -5,6 +5,12 @@ under Multi-task Learning": AdamW with beta1 0.9, beta2 0.999, learning rate 2e-
 first 10% of steps then linear decay, proportional task sampling; dev evaluation after each epoch with each
 task's metric and the best model kept by the average of the tasks' main metrics.
 
+- Model selection and early stopping: ``select_on="score"`` keeps the epoch with the best average dev score
+  (the main paper); ``select_on="loss"`` the epoch with the lowest average over tasks of each task's mean dev
+  loss, and ``patience`` stops when that value has not improved for so many epochs (Appendix B.2 of "Task
+  Transferability in Large-Scale Multi-Task Learning": average validation loss, patience 3). The learning-rate
+  schedule always spans ``epochs``, so a run that stops early ends before its rate has decayed to zero.
+
 - Data: :func:`prepare` loads tasks, tokenises them (cached) and keeps the raw rows that evaluation needs.
 - Batching: ``"homogeneous"`` (each batch from one task, chosen by a :class:`mtllib.training.samplers.TaskSampler`)
   or ``"heterogeneous"`` (one pool of all tasks' examples, every batch mixed, so the task mix of a batch
@@ -42,6 +48,7 @@ from mtllib.training.samplers import SAMPLERS, TaskSampler
 from mtllib.data.tasks import k_shot_indices
 
 BATCHINGS = ("homogeneous", "heterogeneous")
+SELECT_ON = ("score", "loss")
 
 
 def batch_indices(lengths: np.ndarray, batch_size: int, rng: np.random.Generator, group_by_length: bool) -> list[np.ndarray]:
@@ -170,6 +177,8 @@ class TrainConfig:
     checkpoint_dir: str | None = None
     checkpoint_every: int | None = None  #: steps between checkpoints (default: once per epoch)
     keep_best: bool = True
+    select_on: str = "score"  #: what picks the best epoch: average dev score (higher is better) or average dev loss
+    patience: int | None = None  #: stop after this many epochs without a better ``select_on`` value (None: never)
 
     def __post_init__(self):
         self.validate()
@@ -194,6 +203,9 @@ class TrainConfig:
         c.choice("TrainConfig.sampler", self.sampler, SAMPLERS)
         c.number("TrainConfig.temperature", self.temperature, 0, low_open=True)
         c.choice("TrainConfig.batching", self.batching, BATCHINGS)
+        c.choice("TrainConfig.select_on", self.select_on, SELECT_ON)
+        if self.patience is not None:
+            c.integer("TrainConfig.patience", self.patience, 1)
         c.integer("TrainConfig.seed", self.seed, 0)
         for flag in ("group_by_length", "bf16", "cpu_bf16", "freeze_encoder", "keep_best"):
             c.boolean(f"TrainConfig.{flag}", getattr(self, flag))
@@ -212,12 +224,13 @@ class TrainConfig:
 
 @dataclass
 class TrainResult:
-    history: pd.DataFrame  #: one row per epoch and task: dev metrics, plus the epoch's average score
+    history: pd.DataFrame  #: one row per epoch and task: dev metrics, plus the epoch's average score (and dev losses with select_on="loss")
     log: pd.DataFrame  #: one row per step: epoch, step, task, loss, lr
     best_epoch: int
     best_score: float
     trainable_heads: dict = field(default_factory=dict)  #: IAT masks M_i (task -> bool [L, H]), if any
     importance: dict = field(default_factory=dict)  #: the head importance IAT used (task -> [L, H])
+    stopped_epoch: int | None = None  #: the epoch after which ``patience`` stopped training (None: it ran every epoch)
 
 
 class _Plan:
@@ -361,7 +374,8 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
 
     ckpt_dir = Path(config.checkpoint_dir) if config.checkpoint_dir else None
     every = config.checkpoint_every or plan.steps_per_epoch
-    state = {"global_step": 0, "log": [], "history": [], "best_score": -math.inf, "best_epoch": 0, "masks": {}, "importance": {}}
+    state = {"global_step": 0, "log": [], "history": [], "best_score": -math.inf, "best_value": -math.inf, "best_epoch": 0,
+             "stopped_epoch": None, "masks": {}, "importance": {}}
     best_state = None
     last = ckpt_dir / "last.pt" if ckpt_dir else None
     # what this run trains on: a checkpoint made on other data, another model or other settings is refused
@@ -385,6 +399,8 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
         scheduler.load_state_dict(saved["scheduler"])
         torch.set_rng_state(saved["torch_rng"])
         state = saved["state"]
+        state.setdefault("best_value", state["best_score"])  # checkpoints written before select_on existed
+        state.setdefault("stopped_epoch", None)
         if (ckpt_dir / "best.pt").exists():
             best_state = _load(ckpt_dir / "best.pt")
 
@@ -399,6 +415,8 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
     bar = tqdm(total=total_steps, initial=state["global_step"], desc="training", unit="step", disable=not progress)
     try:
         for epoch in range(1, config.epochs + 1):
+            if state["stopped_epoch"] is not None:
+                break  # a resumed run that had already stopped early
             epoch_start = (epoch - 1) * plan.steps_per_epoch
             if state["global_step"] >= epoch_start + plan.steps_per_epoch:
                 continue  # finished before a resume
@@ -436,14 +454,20 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
                     on_step(state["global_step"])
             scores = evaluate(model, data, "validation", config.eval_batch_size, device, cpu_bf16=config.cpu_bf16)
             average = float(scores["score"].mean())
+            losses = validation_losses(model, data, config.eval_batch_size, device) if config.select_on == "loss" else {}
+            average_loss = float(np.mean(list(losses.values()))) if losses else None
             for name, row in scores.iterrows():
-                state["history"].append({"epoch": epoch, "task": name, **row.to_dict(), "average": average})
-            if average > state["best_score"]:
-                state["best_score"], state["best_epoch"] = average, epoch
+                extra = {"loss": losses[name], "average_loss": average_loss} if losses else {}
+                state["history"].append({"epoch": epoch, "task": name, **row.to_dict(), "average": average, **extra})
+            value = average if config.select_on == "score" else -average_loss
+            if value > state["best_value"]:
+                state["best_value"], state["best_score"], state["best_epoch"] = value, average, epoch
                 if config.keep_best:
                     best_state = _cpu_state(model)
                     if ckpt_dir is not None:
                         _save(ckpt_dir / "best.pt", best_state)
+            if config.patience is not None and epoch < config.epochs and epoch - state["best_epoch"] >= config.patience:
+                state["stopped_epoch"] = epoch
             checkpoint()
     finally:
         bar.close()
@@ -456,7 +480,13 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
         best_score=state["best_score"],
         trainable_heads=state["masks"],
         importance=state["importance"],
+        stopped_epoch=state["stopped_epoch"],
     )
+
+
+def validation_losses(model, data: dict[str, TaskData], batch_size: int = 64, device=None) -> dict[str, float]:
+    """Each task's mean loss over its validation examples: ``{task: loss}`` (what ``select_on="loss"`` averages)."""
+    return {name: float(example_losses(model, td, "validation", batch_size, device).mean()) for name, td in data.items()}
 
 
 def _config_dict(config: TrainConfig) -> dict:

@@ -69,7 +69,7 @@ def test_changing_what_decides_the_weights_retrains(tokenizer, data, monkeypatch
     elif change == "tasks":
         model, used = _model(tokenizer, NAMES[:1]), {NAMES[0]: data[NAMES[0]]}
     else:
-        monkeypatch.setattr(cache, "source_digest", lambda modules: "edited trainer")
+        monkeypatch.setattr(cache, "source_digest", lambda modules, **kw: "edited trainer")
     calls = []
     original = trainer.train
     monkeypatch.setattr(trainer, "train", lambda *a, **k: calls.append(1) or original(*a, **k))

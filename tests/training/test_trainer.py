@@ -11,7 +11,7 @@ from transformers import BertConfig
 from mtllib.data.features import load_tokenizer
 from mtllib.training.iat import IATConfig
 from mtllib.modeling.multitask import MultiTaskModel, TaskSpec, load_checkpoint, save_checkpoint
-from mtllib.training.trainer import TrainConfig, batch_indices, eval_batches, evaluate, few_shot, train
+from mtllib.training.trainer import TrainConfig, batch_indices, eval_batches, evaluate, few_shot, train, validation_losses
 from mtllib.data.features import prepare
 
 NAMES = ["bbc-topic", "bbc-punct", "bbc-cloze"]
@@ -217,6 +217,8 @@ def test_length_grouping_cuts_padding():
     (dict(batching="heterogeneous", iat=IATConfig()), "needs single-task batches"),
     (dict(epochs=0), r"TrainConfig\.epochs must be"),
     (dict(device="tpu"), "unknown device"),
+    (dict(select_on="accuracy"), r"TrainConfig\.select_on must be one of 'score', 'loss'"),
+    (dict(patience=0), r"TrainConfig\.patience must be an integer >= 1"),
 ])
 def test_bad_settings_fail_before_anything_is_written(data, tokenizer, tmp_path, changes, match):
     with pytest.raises(ValueError, match=match):  # when the config is made
@@ -333,3 +335,57 @@ def test_eval_batch_size_must_be_a_positive_integer(batch_size):
 
     with pytest.raises(ValueError, match="^" + re.escape(f"eval batch_size must be an integer >= 1, got {batch_size!r}") + "$"):
         eval_batches([{"input_ids": [0]}], batch_size)
+
+
+# --- model selection and early stopping (transferability paper, App. B.2) ---------------------------------
+def test_patience_stops_when_the_dev_score_stops_improving(data, tokenizer):
+    """At a learning rate too small to change a prediction, every epoch scores like the first: with patience 2
+    training stops after epoch 3 (two epochs without a strictly better score), keeping epoch 1."""
+    steps_per_epoch = sum(int(np.ceil(len(data[n].features["train"]) / 8)) for n in NAMES)
+    _, result = _run(data, tokenizer, epochs=6, lr=1e-12, patience=2)
+    assert result.stopped_epoch == 3 and result.best_epoch == 1
+    assert sorted(result.history.epoch.unique()) == [1, 2, 3] and result.log.step.max() == 3 * steps_per_epoch
+    _, full = _run(data, tokenizer, epochs=6, lr=1e-12)
+    assert full.stopped_epoch is None and full.history.epoch.max() == 6
+
+
+def test_patience_never_stops_at_the_last_epoch(data, tokenizer):
+    _, result = _run(data, tokenizer, epochs=2, lr=1e-12, patience=1)
+    assert result.stopped_epoch is None and result.history.epoch.max() == 2
+
+
+def test_select_on_loss_keeps_the_epoch_with_the_lowest_average_dev_loss(data, tokenizer):
+    model, result = _run(data, tokenizer, epochs=4, select_on="loss")
+    per_epoch = result.history.groupby("epoch").average_loss.first()
+    by_hand = result.history.groupby("epoch").loss.mean()  # the average over tasks of each task's mean dev loss
+    np.testing.assert_allclose(per_epoch.to_numpy(), by_hand.to_numpy())
+    assert result.best_epoch == int(per_epoch.idxmin())
+    assert result.best_score == pytest.approx(result.history[result.history.epoch == result.best_epoch].score.mean())
+    kept = validation_losses(model, data, CONFIG.eval_batch_size)
+    assert np.mean(list(kept.values())) == pytest.approx(per_epoch.min(), rel=1e-5)  # the best epoch's weights are back
+
+
+def test_select_on_loss_with_patience_stops_on_the_loss_not_the_score(data, tokenizer, monkeypatch):
+    """Dev losses that rise after epoch 1 stop the run at epoch 1 + patience, whatever the scores do."""
+    import mtllib.training.trainer as trainer_module
+
+    epochs_seen = []
+
+    def rising(model, data, batch_size=64, device=None):
+        epochs_seen.append(1)
+        return {name: float(len(epochs_seen)) for name in data}
+
+    monkeypatch.setattr(trainer_module, "validation_losses", rising)
+    _, result = _run(data, tokenizer, epochs=5, select_on="loss", patience=2)
+    assert result.best_epoch == 1 and result.stopped_epoch == 3 and len(epochs_seen) == 3
+
+
+def test_a_resumed_run_that_had_stopped_early_trains_no_further(data, tokenizer, tmp_path):
+    config = dict(epochs=6, lr=1e-12, patience=1, checkpoint_dir=str(tmp_path / "run"))
+    _, first = _run(data, tokenizer, **config)
+    assert first.stopped_epoch == 2
+    steps = []
+    model = _model(data, tokenizer)
+    again = train(model, data, dataclasses.replace(CONFIG, **config), progress=False, on_step=steps.append)
+    assert steps == [] and again.stopped_epoch == 2 and again.best_epoch == first.best_epoch
+    pd.testing.assert_frame_equal(again.history, first.history)
