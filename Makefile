@@ -5,6 +5,7 @@
 #   make run [PROFILE=cpu] [NB=name]  re-execute stale (or the named) notebooks into book/
 #   make status [PROFILE=cpu]         which executed notebooks are missing, stale or fresh
 #   make mutation                     mutation score of the core (slow; benchmarks/results/mutation.md)
+#   make check-sources                with internet: does every hub source of the paper profile load as expected?
 #
 # GPU users: choose the torch build first, e.g.
 #   make book TORCH="torch==2.13.0" TORCH_INDEX="--index-url https://download.pytorch.org/whl/cu128"
@@ -20,7 +21,7 @@ NB ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install book html check-book run status test mutation clean
+.PHONY: install book html check-book check-sources run status test mutation clean
 
 install: $(STAMP)
 
@@ -46,6 +47,10 @@ html: $(STAMP)
 # book; with Debian's chromium installed, console errors and screenshots at 1280 and 400 px too
 check-book: html
 	$(BIN)/python -m mtllib.book.pages _build/html --screenshots _build/screenshots
+
+# exit status 0: every source checked out; 1: one did not; 2: the hub could not be reached
+check-sources: $(STAMP)
+	$(BIN)/python -m mtllib.data.check_sources
 
 book: $(STAMP)
 	$(BIN)/python -m mtllib.book run --missing --profile $(PROFILE)

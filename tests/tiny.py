@@ -73,3 +73,32 @@ def write_notebook(path, params_src: str, *body_srcs: str) -> None:
     nb.cells.append(cell)
     nb.cells.extend(nbformat.v4.new_code_cell(body) for body in body_srcs)
     nbformat.write(nb, path)
+
+
+# --- hub datasets in their own layouts ----------------------------------------------------------------------
+def hub_rows(name):
+    """A few rows of paper task ``name``'s dataset in its own column layout, as the hub serves it (the local
+    fixtures of the loaders; ``tests/data/test_check_sources.py`` pins their columns to the source table)."""
+    squad_answers = {"text": ["Denver Broncos", "Broncos"], "answer_start": [4, 11]}
+    glue_pair = lambda a, b, label: {a: "The cat sat.", b: "A cat was sitting.", "label": label, "idx": 0}  # noqa: E731
+    return {
+        "cola": [{"sentence": "The book was read.", "label": 1, "idx": 0}, {"sentence": "Book the read was.", "label": 0, "idx": 1}],
+        "sst2": [{"sentence": "a gorgeous film", "label": 1, "idx": 0}, {"sentence": "dull", "label": 0, "idx": 1}],
+        "mrpc": [glue_pair("sentence1", "sentence2", 1), glue_pair("sentence1", "sentence2", 0)],
+        "qqp": [glue_pair("question1", "question2", 1), glue_pair("question1", "question2", 0)],
+        "stsb": [glue_pair("sentence1", "sentence2", 4.2), glue_pair("sentence1", "sentence2", 0.5)],
+        "mnli": [glue_pair("premise", "hypothesis", 0), glue_pair("premise", "hypothesis", 2)],
+        "qnli": [glue_pair("question", "sentence", 0), glue_pair("question", "sentence", 1)],
+        "rte": [glue_pair("sentence1", "sentence2", 0), glue_pair("sentence1", "sentence2", 1)],
+        "ag_news": [{"text": f"news {i}", "label": i % 4} for i in range(8)],
+        "ag_pair": [{"text": f"news {i}", "label": i % 4} for i in range(40)],
+        "imdb": [{"text": "great", "label": 1}, {"text": "awful", "label": 0}],
+        "scitail": [{"premise": "Cells divide.", "hypothesis": "Cells split.", "label": "entails"}, {"premise": "Cells divide.", "hypothesis": "Rocks melt.", "label": "neutral"}],
+        "boolq": [{"question": "is it", "passage": "It is.", "idx": 0, "label": 1}, {"question": "is it", "passage": "No.", "idx": 1, "label": 0}],
+        "cb": [{"premise": "p", "hypothesis": "h", "idx": 0, "label": 2}, {"premise": "p", "hypothesis": "h", "idx": 1, "label": 0}],
+        "copa": [{"premise": "The man fell.", "choice1": "He slipped.", "choice2": "He sang.", "question": "cause", "idx": 0, "label": 0}],
+        "wic": [{"word": "bank", "sentence1": "a river bank", "sentence2": "a bank loan", "start1": 8, "start2": 2, "end1": 12, "end2": 6, "idx": 0, "label": 0}],
+        "conll2003": [{"id": "0", "tokens": ["EU", "rejects", "German", "call"], "pos_tags": [22, 42, 16, 21], "chunk_tags": [11, 21, 11, 12], "ner_tags": [3, 0, 7, 0]}],
+        "wnut_17": [{"id": "0", "tokens": ["@paul", "in", "London"], "ner_tags": [0, 0, 7]}],
+        "squad": [{"id": "q1", "title": "SB50", "context": "The Denver Broncos won.", "question": "Who won?", "answers": squad_answers}],
+    }[name]

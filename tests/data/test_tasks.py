@@ -7,6 +7,7 @@ import pytest
 
 from mtllib.data import tasks
 from mtllib.data.hub import TaskUnavailable
+from tiny import hub_rows
 
 STANDARD_COLUMNS = {
     "classification": {"id", "text", "label"},
@@ -70,38 +71,12 @@ def test_k_shot_per_class_and_in_total():
 
 
 # --- paper suite: tiny local files in each dataset's own column layout -----------------------------------
-def _rows(name):
-    squad_answers = {"text": ["Denver Broncos", "Broncos"], "answer_start": [4, 11]}
-    glue_pair = lambda a, b, label: {a: "The cat sat.", b: "A cat was sitting.", "label": label, "idx": 0}  # noqa: E731
-    return {
-        "cola": [{"sentence": "The book was read.", "label": 1, "idx": 0}, {"sentence": "Book the read was.", "label": 0, "idx": 1}],
-        "sst2": [{"sentence": "a gorgeous film", "label": 1, "idx": 0}, {"sentence": "dull", "label": 0, "idx": 1}],
-        "mrpc": [glue_pair("sentence1", "sentence2", 1), glue_pair("sentence1", "sentence2", 0)],
-        "qqp": [glue_pair("question1", "question2", 1), glue_pair("question1", "question2", 0)],
-        "stsb": [glue_pair("sentence1", "sentence2", 4.2), glue_pair("sentence1", "sentence2", 0.5)],
-        "mnli": [glue_pair("premise", "hypothesis", 0), glue_pair("premise", "hypothesis", 2)],
-        "qnli": [glue_pair("question", "sentence", 0), glue_pair("question", "sentence", 1)],
-        "rte": [glue_pair("sentence1", "sentence2", 0), glue_pair("sentence1", "sentence2", 1)],
-        "ag_news": [{"text": f"news {i}", "label": i % 4} for i in range(8)],
-        "ag_pair": [{"text": f"news {i}", "label": i % 4} for i in range(40)],
-        "imdb": [{"text": "great", "label": 1}, {"text": "awful", "label": 0}],
-        "scitail": [{"premise": "Cells divide.", "hypothesis": "Cells split.", "label": "entails"}, {"premise": "Cells divide.", "hypothesis": "Rocks melt.", "label": "neutral"}],
-        "boolq": [{"question": "is it", "passage": "It is.", "idx": 0, "label": 1}, {"question": "is it", "passage": "No.", "idx": 1, "label": 0}],
-        "cb": [{"premise": "p", "hypothesis": "h", "idx": 0, "label": 2}, {"premise": "p", "hypothesis": "h", "idx": 1, "label": 0}],
-        "copa": [{"premise": "The man fell.", "choice1": "He slipped.", "choice2": "He sang.", "question": "cause", "idx": 0, "label": 0}],
-        "wic": [{"word": "bank", "sentence1": "a river bank", "sentence2": "a bank loan", "start1": 8, "start2": 2, "end1": 12, "end2": 6, "idx": 0, "label": 0}],
-        "conll2003": [{"id": "0", "tokens": ["EU", "rejects", "German", "call"], "pos_tags": [22, 42, 16, 21], "chunk_tags": [11, 21, 11, 12], "ner_tags": [3, 0, 7, 0]}],
-        "wnut_17": [{"id": "0", "tokens": ["@paul", "in", "London"], "ner_tags": [0, 0, 7]}],
-        "squad": [{"id": "q1", "title": "SB50", "context": "The Denver Broncos won.", "question": "Who won?", "answers": squad_answers}],
-    }[name]
-
-
 def _write(tmp_path, name):
     source = tasks.hub.SOURCES[name]
     files = {}
     for theirs in set(source.splits.values()):
         path = tmp_path / f"{name}-{theirs}.jsonl"
-        path.write_text("\n".join(json.dumps(r) for r in _rows(name)))
+        path.write_text("\n".join(json.dumps(r) for r in hub_rows(name)))
         files[theirs] = str(path)
     return files
 
