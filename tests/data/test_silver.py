@@ -92,3 +92,55 @@ def test_tweet_tasks_take_a_seeded_subset_in_their_splits(cache, monkeypatch):
     split_of = tweets(0).split
     assert all(split_of[int(i)] == split for split, frame in a.items() for i in frame.id)
     assert silver.build_tweet_ner(0, max_tweets=300, progress=False)["train"].empty  # no entity: no row
+
+
+# --- extractive QA over silver entities ---------------------------------------------------------------------
+@pytest.mark.parametrize("sentence, span, wh, question", [
+    ("Tim Cook said it in London.", (0, 8), "who", "Who said it in London?"),
+    ("Profits rose by 6.4% in 2004", (16, 20), "what percentage", "Profits rose by what percentage in 2004?"),
+    ("Sales fell, the firm said in March,", (29, 34), "when", "Sales fell, the firm said in when?"),
+])
+def test_wh_questions_replace_the_entity_and_end_in_a_question_mark(sentence, span, wh, question):
+    assert silver.wh_question(sentence, *span, wh) == question
+
+
+def test_an_attribution_needs_a_verb_of_saying_next_to_the_quote():
+    quote = '"The pledged assets are with Rosneft, so it will pay,"'
+    person = lambda text, name: {"text": name, "type": "PERSON", "start": text.index(name), "end": text.index(name) + len(name)}  # noqa: E731
+    after = f"{quote} said Jamie Firestone of Prosperity."
+    before = f"Jamie Firestone told reporters: {quote}"
+    unrelated = f"{quote} Jamie Firestone left the room."
+    far = f"{quote} said the lawyer, who once worked with Jamie Firestone."
+    for text, found in ((after, True), (before, True), (unrelated, False), (far, False)):
+        pairs = list(silver._attributions(text, [person(text, "Jamie Firestone")]))
+        assert bool(pairs) == found, text
+        if found:
+            assert pairs[0][0].group(1) == quote.strip('"') and pairs[0][1]["text"] == "Jamie Firestone"
+
+
+@pytest.fixture(scope="module")
+def qa_tasks(tmp_path_factory):
+    import os
+
+    os.environ["MTLLIB_CACHE"] = str(tmp_path_factory.mktemp("silver-qa-cache"))
+    return {name: silver.BUILDERS[name](0, per_article=1, progress=False) for name in ("bbc-wh", "bbc-speaker", "bbc-quote", "bbc-entity-qa")}
+
+
+@pytest.mark.parametrize("name", ["bbc-wh", "bbc-speaker", "bbc-quote", "bbc-entity-qa"])
+def test_qa_answers_are_spans_of_their_context_and_not_in_their_question(qa_tasks, name):
+    frames = qa_tasks[name]
+    assert set(frames) == {"train", "validation", "test"} and len(frames["train"]) > 20
+    for frame in frames.values():
+        assert list(frame.columns) == silver.QA_COLUMNS
+        for r in frame.itertuples():
+            assert r.context[r.answer_start:r.answer_start + len(r.answer_text)] == r.answer_text
+            if name != "bbc-entity-qa":  # a templated question names no entity at all
+                assert silver._mention(r.answer_text, r.question) is None  # not as a word of its own
+
+
+def test_a_wh_question_is_answered_from_another_paragraph(qa_tasks):
+    for frame in qa_tasks["bbc-wh"].values():
+        for r in frame.itertuples():
+            asked, answered = r.id.split("#")[1].split(">")
+            assert asked != answered
+            assert r.question.rstrip("?")[:30] not in r.context  # the question's sentence is not in its context
