@@ -1,0 +1,172 @@
+"""Pre-finetuning on combinations of task groups, then fine-tuning unseen targets: the experiment of "Exploring the
+Role of Task Transferability in Large-Scale Multi-Task Learning" (Sec. 2-3, Appendix B).
+
+1. **Pre-finetuning** (:func:`pre_finetune`): one shared encoder and one head per task, trained on every task of
+   the scheme's groups at once. Batches are *heterogeneous*: all examples of all tasks in one pool, every batch
+   drawn from it, so the mix of tasks in training is the mix of examples (Appendix A, "Heterogeneous
+   Batches"); cross-entropy without loss scaling; the best epoch by the average over tasks of each task's mean
+   validation loss, stopping when it has not improved for ``patience`` epochs (App. B.2: 3).
+2. **Fine-tuning** (:func:`fine_tune`): for each target and seed, the pre-finetuned encoder with a *fresh* head
+   (:func:`mtllib.experiments.transfer.transfer_model`; the head of seed ``s`` is initialised after
+   ``torch.manual_seed(s)``, the same for every scheme, so runs of one seed differ only in the encoder),
+   trained to convergence by the same rule and scored.
+3. :func:`run` does both for every scheme (``"Baseline"`` fine-tunes the pretrained encoder directly);
+   :func:`table1` and :func:`table2` aggregate as the paper's Tables 1 and 2.
+
+Schemes are named as in the paper (:data:`mtllib.papers.task_transferability.SCHEMES`); the groups are the
+caller's (``{"SL": [...], "QA": [...], "C": [...]}``), as are the targets of each group.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import time
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from mtllib import checks
+from mtllib.experiments.transfer import transfer_model
+from mtllib.papers.task_transferability import scheme_groups
+
+
+def all_schemes(groups) -> list[str]:
+    """``"Baseline"`` and every non-empty combination of ``groups`` in the paper's naming, smallest first
+    (``["Baseline", "Only-SL", "Only-C", "Only-QA", "SL+C", "SL+QA", "C+QA", "SL+C+QA"]`` for SL, C, QA)."""
+    named = []
+    for r in range(1, len(groups) + 1):
+        for combo in itertools.combinations(list(groups), r):
+            named.append("Only-" + combo[0] if r == 1 else "+".join(combo))
+    return ["Baseline", *named]
+
+
+def check_design(groups: dict[str, list[str]], targets: dict[str, list[str]], schemes: list[str], data: dict) -> None:
+    """Bad input, before any training: an unknown group name (in ``targets`` or a scheme), an empty group, a
+    task in two groups, a target that is also pre-finetuned on, a task without prepared data."""
+    checks.items("schemes", schemes, checks.text)
+    if not groups:
+        raise checks.BadInput("groups is empty: name at least one group of pre-finetuning tasks, e.g. {'SL': [...]}")
+    for name, tasks in groups.items():
+        if not tasks:
+            raise checks.BadInput(f"group {name!r} has no pre-finetuning tasks")
+    for name in targets:
+        if name not in groups:
+            raise checks.BadInput(f"targets name the group {name!r}, which is not one of the groups {sorted(groups)}")
+    for scheme in schemes:
+        try:
+            used = scheme_groups(scheme)
+        except ValueError as err:
+            raise checks.BadInput(str(err)) from None
+        unknown = [g for g in used if g not in groups]
+        if unknown:
+            raise checks.BadInput(f"scheme {scheme!r} uses group(s) {unknown} that are not given; groups: {sorted(groups)}")
+    seen: dict[str, str] = {}
+    for name, tasks in groups.items():
+        for t in tasks:
+            if t in seen:
+                raise checks.BadInput(f"task {t!r} is in two groups ({seen[t]!r} and {name!r})")
+            seen[t] = name
+    all_targets = [t for ts in targets.values() for t in ts]
+    if not all_targets:
+        raise checks.BadInput("no target tasks: name at least one unseen target per group")
+    inside = sorted(set(all_targets) & set(seen))
+    if inside:
+        raise checks.BadInput(f"target task(s) {inside} are also pre-finetuning tasks: targets must be unseen")
+    missing = [t for t in [*seen, *all_targets] if t not in data]
+    if missing:
+        raise checks.BadInput(f"data has no prepared task {missing}; prepared: {', '.join(data)}")
+
+
+def prefinetune_config(config):
+    """``config`` as pre-finetuning runs it: heterogeneous batches, the best epoch by average validation loss."""
+    return dataclasses.replace(config, batching="heterogeneous", select_on="loss")
+
+
+def pre_finetune(make_model, scheme: str, groups: dict[str, list[str]], data: dict, config, progress: bool = True):
+    """Pre-finetune ``make_model(specs)`` on every task of ``scheme``'s groups (:func:`prefinetune_config` of
+    ``config``, through the model cache): ``(model, record)``, the record holding the scheme, its tasks, the
+    training examples in the pool, epochs run, best epoch, examples processed and training seconds."""
+    from mtllib.training.cache import train_cached
+
+    tasks = [t for g in scheme_groups(scheme) for t in groups[g]]
+    sub = {t: data[t] for t in tasks}
+    model = make_model([sub[t].task.spec() for t in tasks])
+    run_config = prefinetune_config(config)
+    result, seconds, hit = train_cached(model, sub, run_config, progress=progress)
+    pool = sum(len(td.features["train"]) for td in sub.values())
+    epochs = int(result.history.epoch.max())
+    return model, {"scheme": scheme, "tasks": len(tasks), "train examples": pool, "epochs": epochs, "best epoch": result.best_epoch,
+                   "stopped early": result.stopped_epoch is not None, "examples processed": pool * epochs,
+                   "seconds": round(seconds, 1), "cached": hit}
+
+
+def fine_tune(source, target_data, seeds: list[int], config, split: str = "test") -> pd.DataFrame:
+    """Fine-tune ``source``'s encoder with a fresh head on ``target_data`` once per seed (the best epoch by
+    validation loss, ``config.patience`` as given) and score ``split``: one row per seed with its metrics."""
+    import torch
+
+    from mtllib.training.trainer import evaluate, train
+
+    rows = []
+    name = target_data.task.name
+    for seed in seeds:
+        torch.manual_seed(seed)
+        model = transfer_model(source, target_data.task.spec())
+        result = train(model, {name: target_data}, dataclasses.replace(config, seed=seed, select_on="loss"), progress=False)
+        scores = evaluate(model, {name: target_data}, split, config.eval_batch_size)
+        rows.append({"target": name, "seed": seed, "epochs": int(result.history.epoch.max()), **scores.iloc[0].to_dict()})
+    return pd.DataFrame(rows)
+
+
+def run(make_model, groups: dict[str, list[str]], targets: dict[str, list[str]], data: dict, prefinetune, finetune,
+        seeds: list[int], schemes: list[str] | None = None, split: str = "test", progress: bool = True) -> dict:
+    """Every scheme (default: :func:`all_schemes` of ``groups``): pre-finetune, then fine-tune every target over
+    ``seeds``. Returns ``{"scores": one row per (scheme, target, seed), "costs": one row per scheme}``; the
+    design is checked (:func:`check_design`) before anything trains."""
+    schemes = list(schemes) if schemes is not None else all_schemes(groups)
+    check_design(groups, targets, schemes, data)
+    checks.items("seeds", seeds, lambda n, v: checks.integer(n, v, 0))
+    group_of = {t: g for g, ts in targets.items() for t in ts}
+    scores, costs = [], []
+    for scheme in tqdm(schemes, desc="schemes", disable=not progress):
+        start = time.perf_counter()
+        if scheme == "Baseline":
+            source = make_model([next(iter(data.values())).task.spec()])
+            costs.append({"scheme": scheme, "tasks": 0, "train examples": 0, "epochs": 0, "best epoch": 0, "stopped early": False,
+                          "examples processed": 0, "seconds": 0.0, "cached": False})
+        else:
+            source, record = pre_finetune(make_model, scheme, groups, data, prefinetune, progress=False)
+            costs.append(record)
+        for target, group in group_of.items():
+            out = fine_tune(source, data[target], seeds, finetune, split)
+            scores.append(out.assign(scheme=scheme, group=group))
+        costs[-1]["total seconds"] = round(time.perf_counter() - start, 1)
+    table = pd.concat(scores, ignore_index=True)
+    return {"scores": table[["scheme", "group", *[c for c in table.columns if c not in ("scheme", "group")]]], "costs": pd.DataFrame(costs)}
+
+
+def table1(scores: pd.DataFrame, schemes: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 1 as two frames, ``(mean, sd)`` of ``score`` over seeds: one row per (group, target) in the order of
+    ``scores``, one column per scheme, and a last row ``("all", "Average")``: the average over targets of the
+    means, and of the standard deviations (the paper's "Average" and "Average Std. Dev." rows)."""
+    schemes = schemes or list(dict.fromkeys(scores.scheme))
+    order = list(dict.fromkeys(zip(scores.group, scores.target)))
+    grouped = scores.groupby(["group", "target", "scheme"])["score"]
+    out = []
+    for stat in ("mean", "std"):
+        frame = grouped.agg(stat).unstack("scheme").loc[order, schemes]
+        frame.loc[("all", "Average"), :] = frame.mean()
+        frame.columns.name = "scheme"
+        out.append(frame)
+    return out[0], out[1]
+
+
+def table2(scores: pd.DataFrame, schemes: list[str] | None = None) -> pd.DataFrame:
+    """Table 2: the mean over a group's targets of each target's mean over seeds, per scheme; then their average."""
+    schemes = schemes or list(dict.fromkeys(scores.scheme))
+    per_target = scores.groupby(["group", "target", "scheme"], sort=False)["score"].mean().reset_index()
+    by_group = per_target.groupby(["group", "scheme"], sort=False)["score"].mean().unstack("scheme")[schemes]
+    by_group.loc["Average"] = by_group.mean()
+    by_group.index.name = "target group"
+    return by_group

@@ -1,0 +1,142 @@
+"""Pre-finetuning on groups of tasks, then fine-tuning unseen targets (transferability paper), on a tiny model:
+scheme names, heterogeneous batches that keep the empirical mix, the best epoch by validation loss, a fresh
+target head, Tables 1 and 2, and bad designs refused before any training."""
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from mtllib import checks
+from mtllib.experiments import transferability as tr
+from mtllib.training.trainer import TrainConfig
+
+GROUPS = {"C": ["bbc-topic"], "SL": ["bbc-punct"]}
+# the mechanics do not depend on what a group holds: a span-QA target under the SL label exercises a third head kind
+TARGETS = {"C": ["tweet-sentiment"], "SL": ["bbc-cloze"]}
+CONFIG = TrainConfig(epochs=2, batch_size=8, lr=1e-3)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    import os
+
+    from mtllib.data.features import load_tokenizer, prepare
+    from mtllib.modeling.multitask import MultiTaskModel
+    from tiny import save_tiny_bert
+
+    os.environ["MTLLIB_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    tokenizer = load_tokenizer("offline")
+    folder = save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), tokenizer.vocab_size)
+    data = prepare(["bbc-topic", "bbc-punct", "tweet-sentiment", "bbc-cloze"], tokenizer, max_train=40, max_eval=16, max_length=32)
+
+    def make_model(specs):
+        torch.manual_seed(0)
+        return MultiTaskModel.from_pretrained(str(folder), specs)
+
+    return data, make_model
+
+
+def test_all_schemes_are_the_baseline_and_every_combination_of_groups():
+    assert tr.all_schemes(["SL", "C", "QA"]) == ["Baseline", "Only-SL", "Only-C", "Only-QA", "SL+C", "SL+QA", "C+QA", "SL+C+QA"]
+    assert tr.all_schemes(["C"]) == ["Baseline", "Only-C"]
+
+
+def test_pre_finetuning_pools_every_example_of_the_schemes_tasks_into_mixed_batches(tiny):
+    """Heterogeneous batches keep the empirical mix: over an epoch each task contributes exactly its share of
+    the pool (every example once), and batches are not single-task."""
+    from mtllib.training.trainer import _Plan
+
+    data, _ = tiny
+    sub = {t: data[t] for t in ("bbc-topic", "bbc-punct")}
+    config = tr.prefinetune_config(dataclasses.replace(CONFIG, batch_size=8))
+    assert config.batching == "heterogeneous" and config.select_on == "loss"
+    steps = _Plan(sub, config).epoch(1)
+    seen = [member for task, members in steps for member in members]
+    assert all(task is None for task, _ in steps)
+    assert sorted(seen) == sorted((t, i) for t in sub for i in range(len(sub[t].features["train"])))
+    assert sum(len({t for t, _ in members}) > 1 for _, members in steps) > len(steps) / 2
+
+
+def test_pre_finetune_trains_the_schemes_tasks_and_records_its_cost(tiny):
+    data, make_model = tiny
+    model, record = tr.pre_finetune(make_model, "SL+C", GROUPS, data, dataclasses.replace(CONFIG, patience=1), progress=False)
+    assert sorted(model.task_names) == ["bbc-punct", "bbc-topic"]
+    assert record["train examples"] == 80 and record["tasks"] == 2
+    assert record["examples processed"] == 80 * record["epochs"] and 1 <= record["best epoch"] <= record["epochs"] <= 2
+
+
+def test_a_target_head_is_fresh_even_when_its_name_matches_a_source_task(tiny):
+    """A target named like a pre-finetuning task still gets a new head, initialised from the seed, never the
+    pre-finetuned head of the same name."""
+    data, make_model = tiny
+    source, _ = tr.pre_finetune(make_model, "Only-C", GROUPS, data, CONFIG, progress=False)
+    trained_head = {k: v.clone() for k, v in source.heads["bbc-topic"].state_dict().items()}
+    torch.manual_seed(3)
+    fresh = tr.transfer_model(source, data["bbc-topic"].task.spec())
+    plain = make_model([data["bbc-topic"].task.spec()])  # the pretrained encoder, never pre-finetuned
+    torch.manual_seed(3)
+    again = tr.transfer_model(plain, data["bbc-topic"].task.spec())
+    for name, value in fresh.heads["bbc-topic"].state_dict().items():
+        assert not torch.equal(value, trained_head[name]), name
+        assert torch.equal(value, again.heads["bbc-topic"].state_dict()[name]), name  # the seed decides it, not the source
+
+
+def test_fine_tuning_keeps_the_epoch_with_the_lowest_validation_loss(tiny, monkeypatch):
+    import mtllib.training.trainer as trainer
+
+    data, make_model = tiny
+    losses = iter([3.0, 1.0, 2.0, 2.5])  # epoch 2 is best; patience 2 stops after epoch 4
+    monkeypatch.setattr(trainer, "validation_losses", lambda model, d, batch_size=64, device=None: {n: next(losses) for n in d})
+    out = tr.fine_tune(make_model([data["tweet-sentiment"].task.spec()]), data["tweet-sentiment"], [0], dataclasses.replace(CONFIG, epochs=6, patience=2))
+    assert out.epochs.tolist() == [4]
+
+
+def test_run_gives_tables_1_and_2(tiny):
+    data, make_model = tiny
+    out = tr.run(make_model, GROUPS, TARGETS, data, CONFIG, dataclasses.replace(CONFIG, epochs=1), seeds=[0, 1],
+                 schemes=["Baseline", "Only-C", "SL+C"], progress=False)
+    scores, costs = out["scores"], out["costs"]
+    assert len(scores) == 3 * 2 * 2 and list(costs.scheme) == ["Baseline", "Only-C", "SL+C"]
+    assert costs.set_index("scheme")["train examples"].to_dict() == {"Baseline": 0, "Only-C": 40, "SL+C": 80}
+    mean, sd = tr.table1(scores)
+    assert list(mean.columns) == ["Baseline", "Only-C", "SL+C"]
+    assert list(mean.index) == [("C", "tweet-sentiment"), ("SL", "bbc-cloze"), ("all", "Average")]
+    by_hand = scores[(scores.scheme == "Only-C") & (scores.target == "bbc-cloze")].score
+    assert mean.loc[("SL", "bbc-cloze"), "Only-C"] == pytest.approx(by_hand.mean())
+    assert sd.loc[("SL", "bbc-cloze"), "Only-C"] == pytest.approx(by_hand.std(ddof=1))
+    assert mean.loc[("all", "Average")].tolist() == pytest.approx(mean.iloc[:2].mean().tolist())
+    t2 = tr.table2(scores)
+    assert t2.loc["SL", "SL+C"] == pytest.approx(mean.loc[("SL", "bbc-cloze"), "SL+C"])  # one target per group here
+    assert t2.loc["Average"].tolist() == pytest.approx(t2.iloc[:2].mean().tolist())
+
+
+def test_runs_of_one_seed_differ_only_in_the_encoder(tiny):
+    """The same source twice gives the same scores seed by seed (same head initialisation, same data order)."""
+    data, make_model = tiny
+    base = make_model([data["bbc-topic"].task.spec()])
+    a = tr.fine_tune(base, data["tweet-sentiment"], [0, 1], dataclasses.replace(CONFIG, epochs=1))
+    b = tr.fine_tune(base, data["tweet-sentiment"], [0, 1], dataclasses.replace(CONFIG, epochs=1))
+    pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize("groups, targets, schemes, message", [
+    ({"C": [], "SL": ["bbc-punct"]}, TARGETS, ["Only-SL"], "group 'C' has no pre-finetuning tasks"),
+    ({}, {}, ["Baseline"], "groups is empty"),
+    (GROUPS, {"QA": ["bbc-cloze"]}, ["Only-C"], "targets name the group 'QA', which is not one of the groups ['C', 'SL']"),
+    (GROUPS, TARGETS, ["Only-QA"], "scheme 'Only-QA' uses group(s) ['QA'] that are not given"),
+    (GROUPS, TARGETS, ["C+NER"], "'C+NER' is not a scheme"),
+    (GROUPS, {"C": ["bbc-topic"]}, ["Only-C"], "target task(s) ['bbc-topic'] are also pre-finetuning tasks"),
+    ({"C": ["bbc-topic"], "SL": ["bbc-topic"]}, TARGETS, ["Only-C"], "task 'bbc-topic' is in two groups ('C' and 'SL')"),
+    (GROUPS, {"C": [], "SL": []}, ["Only-C"], "no target tasks"),
+    (GROUPS, {"C": ["bbc-pair"]}, ["Only-C"], "data has no prepared task ['bbc-pair']"),
+])
+def test_a_bad_design_is_refused_before_any_training(tiny, monkeypatch, groups, targets, schemes, message):
+    data, make_model = tiny
+    monkeypatch.setattr(tr, "pre_finetune", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(tr, "fine_tune", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(checks.BadInput) as err:
+        tr.run(make_model, groups, targets, data, CONFIG, CONFIG, seeds=[0], schemes=schemes, progress=False)
+    assert message in str(err.value)
