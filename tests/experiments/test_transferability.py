@@ -140,3 +140,59 @@ def test_a_bad_design_is_refused_before_any_training(tiny, monkeypatch, groups, 
     with pytest.raises(checks.BadInput) as err:
         tr.run(make_model, groups, targets, data, CONFIG, CONFIG, seeds=[0], schemes=schemes, progress=False)
     assert message in str(err.value)
+
+
+# --- the paper's claims on synthetic scores -----------------------------------------------------------------
+def _synthetic(effects, noise_sd=None, seeds=5):
+    """Scores of every scheme on two targets per group: 70 + effects[(scheme, group)] + seed noise (larger for the
+    baseline, so pre-finetuning on every group lowers the spread)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for scheme in tr.all_schemes(["SL", "C", "QA"]):
+        for group in ("SL", "C", "QA"):
+            for target in (f"{group.lower()}-1", f"{group.lower()}-2"):
+                sd = (noise_sd or {}).get(scheme, 0.3)
+                for seed in range(seeds):
+                    rows.append({"scheme": scheme, "group": group, "target": target, "seed": seed,
+                                 "score": 70 + effects.get((scheme, group), 0.0) + sd * rng.standard_normal()})
+    return pd.DataFrame(rows)
+
+
+EFFECTS = {**{("SL+C+QA", g): 3.0 for g in ("SL", "C", "QA")}, ("Only-SL", "SL"): 3.0, ("Only-C", "C"): 3.0, ("Only-QA", "QA"): 3.0,
+           ("Only-C", "SL"): -8.0, ("Only-SL", "QA"): -12.0}
+
+
+def test_claims_on_scores_that_follow_the_paper():
+    scores = _synthetic(EFFECTS, noise_sd={"Baseline": 2.0})
+    rows, notes = tr.claims(scores, learned=list(scores.target.unique()))
+    table = {r["claim"]: r for r in rows}
+    assert notes == [] and len(rows) == 7 + 3 + 1 + 2
+    assert all(table[f"SL+C+QA above {s} on the average over learned targets"]["verdict"] == "holds" for s in tr.all_schemes(["SL", "C", "QA"])[:-1])
+    assert table["SL+C+QA above SL+QA on the average over learned targets"]["paper"] == pytest.approx(76.483 - 75.564)
+    for g in ("SL", "C", "QA"):
+        assert table[f"Only-{g} as good as SL+C+QA on {g} targets"]["verdict"] == "holds"
+    assert table["Only-QA as good as SL+C+QA on QA targets"]["paper"] == pytest.approx(75.252 - 75.678)
+    assert table["Only-C below Baseline on SL targets"]["verdict"] == "holds"
+    assert table["Only-C below Baseline on SL targets"]["paper"] == pytest.approx(72.370 - 80.134)
+    assert table["Only-SL below Baseline on QA targets"]["mean"] == pytest.approx(-12.0, abs=0.5)
+    assert table["SL+C+QA lowers the sd across seeds against Baseline (per target)"]["verdict"] == "holds"
+
+
+def test_claims_that_do_not_hold_say_so():
+    effects = {**EFFECTS, ("Only-C", "SL"): 4.0}  # the mismatched group helps here
+    rows, _ = tr.claims(_synthetic(effects), learned=list(_synthetic(effects).target.unique()))
+    assert {r["claim"]: r for r in rows}["Only-C below Baseline on SL targets"]["verdict"] == "does not hold"
+
+
+def test_claims_use_learned_targets_only_and_say_what_they_could_not_judge():
+    scores = _synthetic(EFFECTS)
+    scores.loc[scores.target.str.startswith("qa"), "score"] = 0.0  # if these entered any claim, its mean would move
+    rows, notes = tr.claims(scores, learned=["sl-1", "sl-2", "c-1", "c-2"])
+    names = [r["claim"] for r in rows]
+    assert not any("QA targets" in n for n in names)
+    assert "'own group is competitive' for QA: no learned target" in notes and "'Only-SL hurts QA targets': no learned target in QA" in notes
+    by_hand = scores[scores.target.isin(["sl-1", "sl-2", "c-1", "c-2"])]
+    per_seed = by_hand.pivot_table(index="seed", columns="scheme", values="score", aggfunc="mean")
+    row = {r["claim"]: r for r in rows}["SL+C+QA above Baseline on the average over learned targets"]
+    assert row["mean"] == pytest.approx((per_seed["SL+C+QA"] - per_seed["Baseline"]).mean())
+    assert tr.claims(scores, learned=[]) == ([], ["no target was learned: no claim can be judged"])
