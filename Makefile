@@ -56,8 +56,10 @@ book: $(STAMP)
 	$(BIN)/python -m mtllib.book run --missing --profile $(PROFILE)
 	$(MAKE) --no-print-directory html
 
-# pytest exits 5 when it collected no test: that is a failure here, not a pass.
+# pytest exits 5 when it collected no test: that is a failure here, not a pass. The tests of the Ray engine
+# need the optional 'distributed' extra, which only the tests install (make book does not).
 test: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[distributed]"
 	$(BIN)/python -m pytest
 
 # Mutation testing of the core (issue 18; slow, not part of `make test` or CI): mutmut mutates the modules
