@@ -1,6 +1,8 @@
 """The hub source table and its check (``make check-sources``): script-free sources, fixtures that mirror the
 checked layouts, every kind of difference reported, and a clear exit without internet."""
 
+import dataclasses
+
 import datasets
 import pandas as pd
 import pytest
@@ -126,3 +128,23 @@ def test_the_loader_passes_the_pinned_revision(monkeypatch):
         with pytest.raises(hub.TaskUnavailable, match=r"could not be loaded"):
             hub.load_frames(name)
     assert calls == [("leondz/wnut_17", None, "refs/convert/parquet"), ("nyu-mll/glue", "cola", None)]
+
+
+def test_a_parquet_export_layout_loads_as_its_splits(tmp_path, monkeypatch):
+    """The hub's Parquet export keeps a script repository's data as ``<config>/<split>/0000.parquet``: without
+    a README, datasets' default patterns find the splits there (checked on a local folder in that layout; the
+    class-label names travel in the Parquet schema)."""
+    source = hub.SOURCES["wnut_17"]
+    features = datasets.Features({"id": datasets.Value("string"), "tokens": datasets.Sequence(datasets.Value("string")),
+                                  "ner_tags": datasets.Sequence(datasets.ClassLabel(names=list(hub.WNUT_TAGS)))})
+    for split in ("train", "validation", "test"):
+        folder = tmp_path / "wnut_17" / split
+        folder.mkdir(parents=True)
+        datasets.Dataset.from_list(hub_rows("wnut_17"), features=features).to_parquet(folder / "0000.parquet")
+    monkeypatch.setitem(hub.SOURCES, "wnut_17", dataclasses.replace(source, path=str(tmp_path), revision=None))
+    monkeypatch.setattr(hub, "hub_reachable", lambda timeout=3.0: True)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    frames = hub.load_frames("wnut_17")
+    assert set(frames) == {"train", "validation", "test"} and frames["train"].words[0] == ["@paul", "in", "London"]
+    builder = datasets.load_dataset_builder(str(tmp_path))
+    assert check_sources.label_names(builder.info.features["ner_tags"]) == hub.WNUT_TAGS
