@@ -131,7 +131,7 @@ def run(make_model, groups: dict[str, list[str]], targets: dict[str, list[str]],
     scores, costs = [], []
     for scheme in tqdm(schemes, desc="schemes", disable=not progress):
         start = time.perf_counter()
-        if scheme == "Baseline":
+        if scheme == "Baseline":  # the pretrained encoder itself; its head is never used (fine_tune makes a fresh one)
             source = make_model([next(iter(data.values())).task.spec()])
             costs.append({"scheme": scheme, "tasks": 0, "train examples": 0, "epochs": 0, "best epoch": 0, "stopped early": False,
                           "examples processed": 0, "seconds": 0.0, "cached": False})
