@@ -40,7 +40,7 @@ TRAINING_CODE = ("mtllib.training.trainer", "mtllib.modeling.multitask")
 #: modules whose effect on training is the data and task definitions they build, which the key hashes by content
 #: (the task registry through each task's fields, the pretrained encoder that ``assets`` resolves through the
 #: built model's weights): a new task in the registry leaves every other model's key unchanged
-DATA_BUILDERS = ("mtllib.data.tasks", "mtllib.data.hub", "mtllib.data.offline", "mtllib.data.corpora", "mtllib.data.assets")
+DATA_BUILDERS = ("mtllib.data.tasks", "mtllib.data.hub", "mtllib.data.offline", "mtllib.data.silver", "mtllib.data.corpora", "mtllib.data.assets")
 #: the fields of a :class:`mtllib.data.tasks.Task` that reach training (its description and suite do not)
 TASK_FIELDS = ("name", "kind", "paradigm", "label_names", "metrics", "main_metric")
 
