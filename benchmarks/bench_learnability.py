@@ -61,9 +61,14 @@ def chapter_plans(project: Project, profile: str, chapters: list[str] | None) ->
         for key in TASK_PARAMS:
             v = values.get(key)
             tasks += [v] if isinstance(v, str) else list(v or [])
+        settings = {k: values[k] for k in SETTINGS if k in values}
+        if values.get("groups"):  # transferability chapters: targets at the chapter's size, pre-finetuning tasks at theirs
+            tasks += list(values["targets"])
+            pf_tasks = [t for ts in values["groups"].values() for t in ts]
+            plans.append({"chapter": name, "tasks": pf_tasks, "settings": {**settings, "max_train": values["pf_train"], "epochs": values["pf_epochs"]}})
         if not tasks:
             continue
-        plans.append({"chapter": name, "tasks": list(dict.fromkeys(tasks)), "settings": {k: values[k] for k in SETTINGS if k in values}})
+        plans.append({"chapter": name, "tasks": list(dict.fromkeys(tasks)), "settings": settings})
     return plans
 
 

@@ -131,6 +131,22 @@ def _optional_seeds(name, v):
     return checks.items(name, v, lambda n, x: checks.integer(n, x, 0), min_len=0)
 
 
+def _groups(name, v):
+    """``{group: [task, ...]}``: at least one group, each with at least one registered task (which groups a
+    scheme may use is checked by :func:`mtllib.experiments.transferability.check_design` right after)."""
+    if not isinstance(v, dict) or not v:
+        checks._fail(name, v, "a non-empty mapping {group: [task, ...]}, e.g. {'SL': ['bbc-pos'], 'C': ['bbc-topic']}")
+    for group, tasks in v.items():
+        checks.text(f"{name} key", group)
+        checks.items(f"{name}[{group!r}]", tasks, _task, min_len=1)
+    return v
+
+
+_TRANSFER = {"model": _model, "groups": _groups, "target_group": checks.text, "targets": _tasks(1), "seeds": _seeds,
+             "pf_train": _size, "pf_eval": _size, "pf_epochs": _int(1), "max_train": _size, "max_eval": _size,
+             "max_length": _int(8, 512), "epochs": _int(1), "patience": _int(1), "batch_size": _int(1), "lr": _positive,
+             "device": _device}
+
 #: notebook -> {parameter: rule(name, value)}
 RULES: dict[str, dict] = {
     "01_offline_model_and_data": {"model": _model, "max_articles": _optional_count, "max_tweets": _optional_count, "seed": _int(0)},
@@ -148,6 +164,8 @@ RULES: dict[str, dict] = {
                              "source_seed": _int(0), "few_shot_seeds": _seeds, "ks": _counts, "ablation_k": _optional_count,
                              "alpha": _fraction, "delta": _fraction, "few_shot_epochs": _int(1), "few_shot_batch_size": _int(1),
                              "few_shot_lr": _positive, "sampler": _sampler},
+    **dict.fromkeys(("09a_transfer_sl_targets", "09b_transfer_qa_targets", "09c_transfer_c_targets"), _TRANSFER),
+    "09d_transfer_tables": {"chapters": lambda name, v: checks.items(name, v, checks.text), "book_dir": checks.text, "margin": _positive},
 }
 
 
@@ -219,6 +237,13 @@ def _feasible(notebook: str, values: dict) -> None:
                 raise checks.BadInput(f"{notebook}: {key}: {err} (the model {values['model']!r} has {heads} heads)") from None
     from mtllib.data.features import per_task
 
+    pf_tasks = [t for ts in (values.get("groups") or {}).values() for t in ts]
+    pf_sizes = split_sizes(pf_tasks)
+    for param, split in (("pf_train", "train"), ("pf_eval", "validation")):
+        value = values.get(param)
+        short = {t: s[split] for t, s in pf_sizes.items() if value is not None and per_task(value, t) is not None and s[split] < per_task(value, t)}
+        if short:
+            raise checks.BadInput(f"{notebook}: {param}={value} is more than the {split} split of {short} holds; use at most that many or None (all)")
     sizes = split_sizes(names)
     for param, split in (("max_train", "train"), ("max_eval", "validation"), ("max_eval", "test")):
         value = values.get(param)

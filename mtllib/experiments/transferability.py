@@ -41,9 +41,10 @@ def all_schemes(groups) -> list[str]:
     return ["Baseline", *named]
 
 
-def check_design(groups: dict[str, list[str]], targets: dict[str, list[str]], schemes: list[str], data: dict) -> None:
+def check_design(groups: dict[str, list[str]], targets: dict[str, list[str]], schemes: list[str], data: dict | None = None) -> None:
     """Bad input, before any training: an unknown group name (in ``targets`` or a scheme), an empty group, a
-    task in two groups, a target that is also pre-finetuned on, a task without prepared data."""
+    task in two groups, a target that is also pre-finetuned on, a task without prepared data (``data=None``:
+    checked before the data is prepared, all but the last)."""
     checks.items("schemes", schemes, checks.text)
     if not groups:
         raise checks.BadInput("groups is empty: name at least one group of pre-finetuning tasks, e.g. {'SL': [...]}")
@@ -73,9 +74,49 @@ def check_design(groups: dict[str, list[str]], targets: dict[str, list[str]], sc
     inside = sorted(set(all_targets) & set(seen))
     if inside:
         raise checks.BadInput(f"target task(s) {inside} are also pre-finetuning tasks: targets must be unseen")
-    missing = [t for t in [*seen, *all_targets] if t not in data]
+    missing = [t for t in [*seen, *all_targets] if data is not None and t not in data]
     if missing:
         raise checks.BadInput(f"data has no prepared task {missing}; prepared: {', '.join(data)}")
+
+
+def model_factory(model: str, seed: int = 0):
+    """``make_model(specs)`` for :func:`run`: ``model`` (a name :func:`mtllib.data.assets.resolve_model` knows)
+    with one head per spec, the heads initialised after ``torch.manual_seed(seed)``, so the same scheme always
+    starts from the same weights (and hits the model cache)."""
+    import torch
+
+    from mtllib.modeling.multitask import MultiTaskModel
+
+    def make_model(specs):
+        torch.manual_seed(seed)
+        return MultiTaskModel.from_pretrained(model, specs)
+
+    return make_model
+
+
+def design_frame(groups: dict[str, list[str]], targets: dict[str, list[str]]) -> pd.DataFrame:
+    """The design as a tidy table: one row per task with its group and role (``"pre-finetuning"`` or
+    ``"target"``), pre-finetuning tasks first."""
+    rows = [{"group": g, "task": t, "role": "pre-finetuning"} for g, ts in groups.items() for t in ts]
+    rows += [{"group": g, "task": t, "role": "target"} for g, ts in targets.items() for t in ts]
+    return pd.DataFrame(rows, columns=["group", "task", "role"])
+
+
+def target_gate(scores: pd.DataFrame, data: dict, scheme: str = "Baseline", split: str = "test") -> pd.DataFrame:
+    """Was each target learned? The mean over seeds of ``scheme``'s score (default: no pre-finetuning) against
+    the majority class on ``split`` (the split the runs are scored on), by the book's one gate
+    (:mod:`mtllib.analysis.learnability`). One row per target: metric, mean, majority, threshold, learned."""
+    from mtllib.analysis import learnability
+
+    rows = []
+    for target, sub in scores[scores.scheme == scheme].groupby("target", sort=False):
+        metric = data[target].task.main_metric
+        mean, majority = float(sub.score.mean()), learnability.majority_for(data[target], split)
+        rows.append({"target": target, "metric": metric, f"{scheme} (mean)": mean, "majority": majority,
+                     "threshold": learnability.threshold(metric, majority), "learned": learnability.is_learned(metric, mean, majority)})
+    if not rows:
+        raise ValueError(f"no scores of scheme {scheme!r}: the gate needs it")
+    return pd.DataFrame(rows).set_index("target")
 
 
 def prefinetune_config(config):

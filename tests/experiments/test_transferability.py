@@ -142,6 +142,45 @@ def test_a_bad_design_is_refused_before_any_training(tiny, monkeypatch, groups, 
     assert message in str(err.value)
 
 
+def test_the_design_is_checked_before_data_exists_and_drawn_as_a_tidy_table():
+    tr.check_design(GROUPS, TARGETS, ["Baseline", "SL+C"])  # data=None: everything but the data is checked
+    with pytest.raises(checks.BadInput, match="also pre-finetuning"):
+        tr.check_design(GROUPS, {"C": ["bbc-topic"]}, ["Only-C"])
+    frame = tr.design_frame(GROUPS, TARGETS)
+    assert frame.values.tolist() == [["C", "bbc-topic", "pre-finetuning"], ["SL", "bbc-punct", "pre-finetuning"],
+                                     ["C", "tweet-sentiment", "target"], ["SL", "bbc-cloze", "target"]]
+
+
+def test_the_model_factory_starts_every_scheme_from_the_same_weights(tiny):
+    data, _ = tiny
+    from tiny import save_tiny_bert
+    from mtllib.data.features import load_tokenizer
+
+    folder = save_tiny_bert(__import__("tempfile").mkdtemp(), load_tokenizer("offline").vocab_size)
+    make = tr.model_factory(str(folder), seed=4)
+    specs = [data["bbc-topic"].task.spec()]
+    a, b = make(specs), make(specs)
+    for (name, x), y in zip(a.state_dict().items(), b.state_dict().values()):
+        assert torch.equal(x, y), name
+    other = tr.model_factory(str(folder), seed=5)(specs)
+    assert any(not torch.equal(x, y) for x, y in zip(a.heads["bbc-topic"].state_dict().values(), other.heads["bbc-topic"].state_dict().values()))
+
+
+def test_the_target_gate_reads_the_baselines_mean_against_the_majority_class(tiny):
+    from mtllib.analysis import learnability
+
+    data, _ = tiny
+    majority = learnability.majority_for(data["tweet-sentiment"], "test")
+    scores = pd.DataFrame({"scheme": ["Baseline"] * 4 + ["Only-C"] * 2, "target": ["tweet-sentiment"] * 2 + ["bbc-cloze"] * 2 + ["tweet-sentiment"] * 2,
+                           "seed": [0, 1, 0, 1, 0, 1], "score": [majority + 14, majority + 18, 40.0, 30.0, 0.0, 0.0]})
+    gate = tr.target_gate(scores, data)
+    assert gate.loc["tweet-sentiment", "Baseline (mean)"] == pytest.approx(majority + 16)  # the other scheme is not read
+    assert bool(gate.loc["tweet-sentiment", "learned"]) and gate.loc["tweet-sentiment", "threshold"] == pytest.approx(majority + 15)
+    assert not gate.loc["bbc-cloze", "learned"] and gate.loc["bbc-cloze", "threshold"] >= 50  # squad_f1: a floor of 50
+    with pytest.raises(ValueError, match="no scores of scheme 'Baseline'"):
+        tr.target_gate(scores[scores.scheme == "Only-C"], data)
+
+
 # --- the paper's claims on synthetic scores -----------------------------------------------------------------
 def _synthetic(effects, noise_sd=None, seeds=5):
     """Scores of every scheme on two targets per group: 70 + effects[(scheme, group)] + seed noise (larger for the
