@@ -67,6 +67,8 @@ TABLE2 = pd.DataFrame(
      (68.109, 67.406, 71.404, 63.21, 70.422, 70.068, 70.067, 73.021),
      (56.692, 45.174, 61.120, 75.252, 57.568, 75.460, 75.035, 75.678)],
     index=pd.Index(["SL", "C", "QA"], name="target group"), columns=list(SCHEMES))
+#: fine-tuning seeds per target and scheme (Sec. 3)
+SEEDS = 5
 #: Sec. 4's relative drop (%) of the SL targets' average with Only-C against the baseline, as the text gives it
 TEXT_ONLY_C_SL_DROP = 9.6
 #: Appendix B.3: seconds per pre-finetuning epoch on 8 V100 GPUs
