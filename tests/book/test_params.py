@@ -115,3 +115,23 @@ def test_the_opened_batch_must_fit_in_the_training_examples():
         check_parameters({**base, "demo_examples": 0}, "01b_iap_by_hand")
     with pytest.raises(Exception, match="no-such-task"):
         check_parameters({**base, "demo_examples": 8, "task": "no-such-task"}, "01b_iap_by_hand")
+
+
+def test_transferability_groups_and_pre_finetuning_sizes():
+    """The transferability chapters' rules (their notebooks are on a branch; the rules are the library's):
+    groups must map names to registered tasks, and a pre-finetuning size must fit every group task's split."""
+    base = dict(model="offline", groups={"SL": ["bbc-punct"], "C": ["bbc-topic"]}, target_group="C", targets=["tweet-sentiment"],
+                seeds=[0, 1], pf_train=24, pf_eval=16, pf_epochs=1, max_train=32, max_eval=32, max_length=64, epochs=1,
+                patience=3, batch_size=16, lr=1e-4, device="cpu")
+    from mtllib.data.tasks import UnknownTask
+
+    name = "09a_transfer_sl_targets"
+    assert check_parameters(base, name) == base
+    for groups, message in (([], "non-empty mapping"), ({}, "non-empty mapping"), ({"SL": []}, "groups\\['SL'\\]"),
+                            ({"SL": ["no-such-task"]}, "no-such-task")):
+        with pytest.raises((checks.BadInput, UnknownTask), match=message):
+            check_parameters({**base, "groups": groups}, name)
+    with pytest.raises(checks.BadInput, match=r"pf_train=100000 is more than the train split"):
+        check_parameters({**base, "pf_train": 100_000}, name)
+    with pytest.raises(checks.BadInput, match=r"pf_eval=100000 is more than the validation split"):
+        check_parameters({**base, "pf_eval": 100_000}, name)
