@@ -147,7 +147,8 @@ _TRANSFER = {"model": _model, "groups": _groups, "target_group": checks.text, "t
              "max_length": _int(8, 512), "epochs": _int(1), "patience": _int(1), "batch_size": _int(1), "lr": _positive,
              "device": _device}
 
-#: notebook -> {parameter: rule(name, value)}
+#: notebook -> {parameter: rule(name, value)} (the transferability chapters 09a-09d are on branch transfer-chapter;
+#: their rules live here, tested by tests/book/test_params.py, so that the notebooks land unchanged)
 RULES: dict[str, dict] = {
     "01_offline_model_and_data": {"model": _model, "max_articles": _optional_count, "max_tweets": _optional_count, "seed": _int(0)},
     "01b_iap_by_hand": {**{k: r for k, r in _TRAINING.items() if k != "seeds"}, "task": _task, "demo_examples": _int(1), "alpha": _fraction},
@@ -280,7 +281,7 @@ def _num_heads(model: str) -> int | None:
 
 
 def split_sizes(names: list[str]) -> dict[str, dict[str, int]]:
-    """``{task: {split: examples}}`` of the offline tasks among ``names`` (paper tasks need the hub: skipped)."""
+    """``{task: {split: examples}}`` of the offline and silver tasks among ``names`` (paper tasks need the hub: skipped)."""
     from mtllib.data.tasks import get_task, load_frames
 
     return {n: {split: len(frame) for split, frame in load_frames(n).items()} for n in names if get_task(n).suite in ("offline", "silver")}
