@@ -238,25 +238,21 @@ def _feasible(notebook: str, values: dict) -> None:
                 raise checks.BadInput(f"{notebook}: {key}: {err} (the model {values['model']!r} has {heads} heads)") from None
     from mtllib.data.features import per_task
 
-    pf_tasks = [t for ts in (values.get("groups") or {}).values() for t in ts]
-    pf_sizes = split_sizes(pf_tasks)
-    for param, split in (("pf_train", "train"), ("pf_eval", "validation")):
-        value = values.get(param)
-        short = {t: s[split] for t, s in pf_sizes.items() if value is not None and per_task(value, t) is not None and s[split] < per_task(value, t)}
-        if short:
-            raise checks.BadInput(f"{notebook}: {param}={value} is more than the {split} split of {short} holds; use at most that many or None (all)")
-    sizes = split_sizes(names)
-    for param, split in (("max_train", "train"), ("max_eval", "validation"), ("max_eval", "test")):
+    pf_tasks = [t for ts in (values.get("groups") or {}).values() for t in ts]  # the transferability chapters' groups
+    sizes = split_sizes(names + pf_tasks)
+    checked = (("max_train", "train", names), ("max_eval", "validation", names), ("max_eval", "test", names),
+               ("pf_train", "train", pf_tasks), ("pf_eval", "validation", pf_tasks))
+    for param, split, used in checked:
         value = values.get(param)
         if value is None:
             continue
         if isinstance(value, dict):
-            unused = sorted(set(value) - set(names) - {"default"})
+            unused = sorted(set(value) - set(used) - {"default"})
             if unused:
                 raise checks.BadInput(f"{notebook}: {param} names tasks the notebook does not use: {unused}")
-            if "default" not in value and set(names) - set(value):
-                raise checks.BadInput(f"{notebook}: {param} gives no size for {sorted(set(names) - set(value))} and no 'default'")
-        short = {t: s[split] for t, s in sizes.items() if per_task(value, t) is not None and s[split] < per_task(value, t)}
+            if "default" not in value and set(used) - set(value):
+                raise checks.BadInput(f"{notebook}: {param} gives no size for {sorted(set(used) - set(value))} and no 'default'")
+        short = {t: sizes[t][split] for t in used if t in sizes and per_task(value, t) is not None and sizes[t][split] < per_task(value, t)}
         if short:
             raise checks.BadInput(f"{notebook}: {param}={value} is more than the {split} split of {short} holds; use at most that many or None (all)")
     if isinstance(values.get("demo_examples"), int) and isinstance(values.get("max_train"), int) and values["demo_examples"] > values["max_train"]:

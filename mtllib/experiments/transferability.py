@@ -108,15 +108,13 @@ def target_gate(scores: pd.DataFrame, data: dict, scheme: str = "Baseline", spli
     (:mod:`mtllib.analysis.learnability`). One row per target: metric, mean, majority, threshold, learned."""
     from mtllib.analysis import learnability
 
-    rows = []
-    for target, sub in scores[scores.scheme == scheme].groupby("target", sort=False):
-        metric = data[target].task.main_metric
-        mean, majority = float(sub.score.mean()), learnability.majority_for(data[target], split)
-        rows.append({"target": target, "metric": metric, f"{scheme} (mean)": mean, "majority": majority,
-                     "threshold": learnability.threshold(metric, majority), "learned": learnability.is_learned(metric, mean, majority)})
-    if not rows:
+    means = scores[scores.scheme == scheme].groupby("target", sort=False).score.mean()
+    if means.empty:
         raise ValueError(f"no scores of scheme {scheme!r}: the gate needs it")
-    return pd.DataFrame(rows).set_index("target")
+    table = learnability.gate(means.astype(float).to_dict(), {t: learnability.majority_for(data[t], split) for t in means.index},
+                              {t: data[t].task.main_metric for t in means.index})
+    table = table.rename(columns={"score": f"{scheme} (mean)"})[["metric", f"{scheme} (mean)", "majority", "threshold", "learned"]]
+    return table.rename_axis("target")
 
 
 def prefinetune_config(config):
