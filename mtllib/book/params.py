@@ -147,8 +147,11 @@ _TRANSFER = {"model": _model, "groups": _groups, "target_group": checks.text, "t
              "max_length": _int(8, 512), "epochs": _int(1), "patience": _int(1), "batch_size": _int(1), "lr": _positive,
              "device": _device}
 
-#: notebook -> {parameter: rule(name, value)} (the transferability chapters 09a-09d are on branch transfer-chapter;
-#: their rules live here, tested by tests/book/test_params.py, so that the notebooks land unchanged)
+_PREFINETUNE = {k: _TRANSFER[k] for k in ("model", "groups", "pf_train", "pf_eval", "pf_epochs", "max_length", "patience", "batch_size", "lr", "device")}
+_PREFINETUNE["targets"] = _groups  # every group's targets, {group: [task, ...]}: the design the chapter draws
+
+#: notebook -> {parameter: rule(name, value)} (the QA and C target chapters, 09c and 09d, are on branch
+#: transfer-qa-c; their rules live here, tested by tests/book/test_params.py, so that they land unchanged)
 RULES: dict[str, dict] = {
     "01_offline_model_and_data": {"model": _model, "max_articles": _optional_count, "max_tweets": _optional_count, "seed": _int(0)},
     "01b_iap_by_hand": {**{k: r for k, r in _TRAINING.items() if k != "seeds"}, "task": _task, "demo_examples": _int(1), "alpha": _fraction},
@@ -165,8 +168,9 @@ RULES: dict[str, dict] = {
                              "source_seed": _int(0), "few_shot_seeds": _seeds, "ks": _counts, "ablation_k": _optional_count,
                              "alpha": _fraction, "delta": _fraction, "few_shot_epochs": _int(1), "few_shot_batch_size": _int(1),
                              "few_shot_lr": _positive, "sampler": _sampler},
-    **dict.fromkeys(("09a_transfer_sl_targets", "09b_transfer_qa_targets", "09c_transfer_c_targets"), _TRANSFER),
-    "09d_transfer_tables": {"chapters": lambda name, v: checks.items(name, v, checks.text), "book_dir": checks.text, "margin": _positive},
+    "09a_transfer_prefinetuning": _PREFINETUNE,
+    **dict.fromkeys(("09b_transfer_sl_targets", "09c_transfer_qa_targets", "09d_transfer_c_targets"), _TRANSFER),
+    "09e_transfer_tables": {"chapters": lambda name, v: checks.items(name, v, checks.text), "book_dir": checks.text, "margin": _positive},
 }
 
 
@@ -210,6 +214,8 @@ def _tasks_of(values: dict) -> list[str]:
     names = []
     for key in ("task", "tasks", "single_task", "pair_version", "partners", "targets"):
         v = values.get(key)
+        if isinstance(v, dict):  # {group: [task, ...]}
+            v = [t for ts in v.values() for t in ts]
         names += [v] if isinstance(v, str) else list(v or [])
     return names
 
@@ -241,7 +247,7 @@ def _feasible(notebook: str, values: dict) -> None:
     pf_tasks = [t for ts in (values.get("groups") or {}).values() for t in ts]  # the transferability chapters' groups
     sizes = split_sizes(names + pf_tasks)
     checked = (("max_train", "train", names), ("max_eval", "validation", names), ("max_eval", "test", names),
-               ("pf_train", "train", pf_tasks), ("pf_eval", "validation", pf_tasks))
+               ("pf_train", "train", pf_tasks), ("pf_eval", "validation", pf_tasks), ("pf_eval", "test", pf_tasks))
     for param, split, used in checked:
         value = values.get(param)
         if value is None:

@@ -3,8 +3,8 @@ Role of Task Transferability in Large-Scale Multi-Task Learning" (Sec. 2-3, Appe
 
 1. **Pre-finetuning** (:func:`pre_finetune`): one shared encoder and one head per task, trained on every task of
    the scheme's groups at once. Batches are *heterogeneous*: all examples of all tasks in one pool, every batch
-   drawn from it, so the mix of tasks in training is the mix of examples (Appendix A, "Heterogeneous
-   Batches"); cross-entropy without loss scaling; the best epoch by the average over tasks of each task's mean
+   drawn from the shuffled pool (not grouped by length), so the mix of tasks in training is the mix of
+   examples (Appendix A, "Heterogeneous Batches"); cross-entropy without loss scaling; the best epoch by the average over tasks of each task's mean
    validation loss, stopping when it has not improved for ``patience`` epochs (App. B.2: 3).
 2. **Fine-tuning** (:func:`fine_tune`): for each target and seed, the pre-finetuned encoder with a *fresh* head
    (:func:`mtllib.experiments.transfer.transfer_model`; the head of seed ``s`` is initialised after
@@ -118,8 +118,11 @@ def target_gate(scores: pd.DataFrame, data: dict, scheme: str = "Baseline", spli
 
 
 def prefinetune_config(config):
-    """``config`` as pre-finetuning runs it: heterogeneous batches, the best epoch by average validation loss."""
-    return dataclasses.replace(config, batching="heterogeneous", select_on="loss")
+    """``config`` as pre-finetuning runs it: heterogeneous batches drawn from the shuffled pool *without* grouping
+    by length (grouped, a batch would hold examples of one length, mostly of one task kind: QA contexts are long,
+    sentences short, and the mix would no longer be the pool's; Appendix A pools and batches, nothing more), the
+    best epoch by average validation loss."""
+    return dataclasses.replace(config, batching="heterogeneous", select_on="loss", group_by_length=False)
 
 
 def pre_finetune(make_model, scheme: str, groups: dict[str, list[str]], data: dict, config, progress: bool = True):

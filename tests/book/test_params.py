@@ -118,14 +118,14 @@ def test_the_opened_batch_must_fit_in_the_training_examples():
 
 
 def test_transferability_groups_and_pre_finetuning_sizes():
-    """The transferability chapters' rules (their notebooks are on a branch; the rules are the library's):
-    groups must map names to registered tasks, and a pre-finetuning size must fit every group task's split."""
+    """The transferability target chapters' rules: groups must map names to registered tasks, and a
+    pre-finetuning size must fit every group task's split."""
     base = dict(model="offline", groups={"SL": ["bbc-punct"], "C": ["bbc-topic"]}, target_group="C", targets=["tweet-sentiment"],
                 seeds=[0, 1], pf_train=24, pf_eval=16, pf_epochs=1, max_train=32, max_eval=32, max_length=64, epochs=1,
                 patience=3, batch_size=16, lr=1e-4, device="cpu")
     from mtllib.data.tasks import UnknownTask
 
-    name = "09a_transfer_sl_targets"
+    name = "09b_transfer_sl_targets"
     assert check_parameters(base, name) == base
     for groups, message in (([], "non-empty mapping"), ({}, "non-empty mapping"), ({"SL": []}, "groups\\['SL'\\]"),
                             ({"SL": ["no-such-task"]}, "no-such-task")):
@@ -135,3 +135,23 @@ def test_transferability_groups_and_pre_finetuning_sizes():
         check_parameters({**base, "pf_train": 100_000}, name)
     with pytest.raises(checks.BadInput, match=r"pf_eval=100000 is more than the validation split"):
         check_parameters({**base, "pf_eval": 100_000}, name)
+
+
+def test_the_pre_finetuning_chapter_takes_every_groups_targets_as_a_mapping():
+    """09a draws the whole design: its targets are {group: [task, ...]}, each task registered, none named twice
+    (a target that is also a pre-finetuning task would not be unseen), and pf_eval must fit the test split too
+    (the chapter scores each pre-finetuned model on its tasks' test examples)."""
+    from mtllib.data.tasks import UnknownTask
+
+    base = dict(model="offline", groups={"SL": ["bbc-punct"], "C": ["bbc-topic"]}, targets={"SL": ["tweet-pos"], "C": ["tweet-sentiment"]},
+                pf_train=24, pf_eval=16, pf_epochs=1, max_length=64, patience=3, batch_size=16, lr=1e-4, device="cpu")
+    name = "09a_transfer_prefinetuning"
+    assert check_parameters(base, name) == base
+    with pytest.raises(UnknownTask, match="no-such-task"):
+        check_parameters({**base, "targets": {"SL": ["no-such-task"]}}, name)
+    with pytest.raises(checks.BadInput, match="named twice"):
+        check_parameters({**base, "targets": {"SL": ["tweet-pos"], "C": ["tweet-pos"]}}, name)
+    with pytest.raises(checks.BadInput, match="non-empty mapping"):
+        check_parameters({**base, "targets": ["tweet-pos"]}, name)
+    with pytest.raises(checks.BadInput, match="unknown parameter"):
+        check_parameters({**base, "seeds": [0]}, name)

@@ -235,3 +235,22 @@ def test_claims_use_learned_targets_only_and_say_what_they_could_not_judge():
     row = {r["claim"]: r for r in rows}["SL+C+QA above Baseline on the average over learned targets"]
     assert row["mean"] == pytest.approx((per_seed["SL+C+QA"] - per_seed["Baseline"]).mean())
     assert tr.claims(scores, learned=[]) == ([], ["no target was learned: no claim can be judged"])
+
+
+def test_pre_finetuning_batches_mix_tasks_whatever_their_lengths():
+    """Appendix A pools and batches; grouping by length would put the long task (QA contexts) and the short one
+    (sentences) into separate batches. Pre-finetuning's batches must mix them as the pool does."""
+    from types import SimpleNamespace
+
+    from mtllib.training.trainer import _Plan
+
+    def task(n, length):
+        rows = [{"input_ids": [1] * length} for _ in range(n)]
+        return SimpleNamespace(features={"train": SimpleNamespace(to_list=lambda: rows)})
+
+    sub = {"long": task(64, 120), "short": task(64, 12)}
+    grouped = _Plan(sub, dataclasses.replace(CONFIG, batch_size=8, batching="heterogeneous")).epoch(1)
+    assert all(len({t for t, _ in members}) == 1 for _, members in grouped)  # the failure mode, shown
+    steps = _Plan(sub, tr.prefinetune_config(dataclasses.replace(CONFIG, batch_size=8))).epoch(1)
+    mixed = sum(len({t for t, _ in members}) > 1 for _, members in steps)
+    assert mixed >= 0.9 * len(steps), f"only {mixed} of {len(steps)} batches mix the two tasks"
