@@ -62,10 +62,12 @@ def chapter_plans(project: Project, profile: str, chapters: list[str] | None) ->
             v = values.get(key)
             tasks += [v] if isinstance(v, str) else list(v or [])
         settings = {k: values[k] for k in SETTINGS if k in values}
-        if values.get("groups"):  # transferability chapters: targets at the chapter's size, pre-finetuning tasks at theirs
-            tasks += list(values["targets"])
+        if values.get("groups") and isinstance(values.get("targets"), dict):  # the pre-finetuning chapter: its tasks at their size
             pf_tasks = [t for ts in values["groups"].values() for t in ts]
-            plans.append({"chapter": name, "tasks": pf_tasks, "settings": {**settings, "max_train": values["pf_train"], "epochs": values["pf_epochs"]}})
+            plans.append({"chapter": name, "tasks": pf_tasks,
+                          "settings": {**settings, "max_train": values["pf_train"], "max_eval": values["pf_eval"], "epochs": values["pf_epochs"]}})
+        elif values.get("groups"):  # a target chapter: its targets at the chapter's size
+            tasks += list(values["targets"])
         if not tasks:
             continue
         plans.append({"chapter": name, "tasks": list(dict.fromkeys(tasks)), "settings": settings})
