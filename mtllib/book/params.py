@@ -147,6 +147,13 @@ _TRANSFER = {"model": _model, "groups": _groups, "target_group": checks.text, "t
              "max_length": _int(8, 512), "epochs": _int(1), "patience": _int(1), "batch_size": _int(1), "lr": _positive,
              "device": _device}
 
+#: the settings that every target chapter read by ``09e_transfer_tables`` shares (it refuses copies that differ;
+#: ``max_train`` may differ by target group) ...
+TRANSFER_SHARED = ("model", "groups", "seeds", "pf_train", "pf_eval", "pf_epochs", "max_eval", "max_length", "epochs",
+                   "patience", "batch_size", "lr")
+#: ... and those that a target chapter shares with ``09a_transfer_prefinetuning``, so that its encoders come from
+#: that chapter's runs (the model cache) instead of being pre-finetuned again
+PREFINETUNE_SHARED = ("model", "groups", "pf_train", "pf_eval", "pf_epochs", "max_length", "patience", "batch_size", "lr")
 _PREFINETUNE = {k: _TRANSFER[k] for k in ("model", "groups", "pf_train", "pf_eval", "pf_epochs", "max_length", "patience", "batch_size", "lr", "device")}
 _PREFINETUNE["targets"] = _groups  # every group's targets, {group: [task, ...]}: the design the chapter draws
 

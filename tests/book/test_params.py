@@ -155,3 +155,33 @@ def test_the_pre_finetuning_chapter_takes_every_groups_targets_as_a_mapping():
         check_parameters({**base, "targets": ["tweet-pos"]}, name)
     with pytest.raises(checks.BadInput, match="unknown parameter"):
         check_parameters({**base, "seeds": [0]}, name)
+
+
+def _values(profile, name):
+    import ast
+
+    import papermill
+
+    defaults = {k: ast.literal_eval(v["default"]) for k, v in papermill.inspect_notebook(str(PROJECT.source(name))).items()}
+    return {**defaults, **PROJECT.profile(profile)[name]}
+
+
+@pytest.mark.parametrize("profile", PROJECT.profile_names())
+def test_the_transfer_chapters_of_a_profile_share_their_settings(profile):
+    """The Tables chapter refuses target chapters that differ on TRANSFER_SHARED, and a target chapter whose
+    pre-finetuning settings differ from 09a's would pre-finetune again (over an hour on the cpu profile):
+    both are caught here, before any chapter runs."""
+    from mtllib.book.params import PREFINETUNE_SHARED, TRANSFER_SHARED
+
+    chapters = _values(profile, "09e_transfer_tables")["chapters"]
+    assert len(chapters) >= 3 and all(name in PROJECT.notebook_names() for name in chapters)
+    targets = {name: _values(profile, name) for name in chapters}
+    pre = _values(profile, "09a_transfer_prefinetuning")
+    for key in TRANSFER_SHARED:
+        assert len({repr(v[key]) for v in targets.values()}) == 1, (key, {n: v[key] for n, v in targets.items()})
+    for key in PREFINETUNE_SHARED:
+        assert all(v[key] == pre[key] for v in targets.values()), (key, pre[key], {n: v[key] for n, v in targets.items()})
+    assert sorted(v["target_group"] for v in targets.values()) == sorted(pre["targets"])
+    for v in targets.values():  # every target a chapter fine-tunes was drawn by 09a for its group
+        assert set(v["targets"]) <= set(pre["targets"][v["target_group"]])
+
