@@ -154,11 +154,10 @@ TRANSFER_SHARED = ("model", "groups", "seeds", "pf_train", "pf_eval", "pf_epochs
 #: ... and those that a target chapter shares with ``09a_transfer_prefinetuning``, so that its encoders come from
 #: that chapter's runs (the model cache) instead of being pre-finetuned again
 PREFINETUNE_SHARED = ("model", "groups", "pf_train", "pf_eval", "pf_epochs", "max_length", "patience", "batch_size", "lr")
-_PREFINETUNE = {k: _TRANSFER[k] for k in ("model", "groups", "pf_train", "pf_eval", "pf_epochs", "max_length", "patience", "batch_size", "lr", "device")}
+_PREFINETUNE = {k: _TRANSFER[k] for k in (*PREFINETUNE_SHARED, "device")}
 _PREFINETUNE["targets"] = _groups  # every group's targets, {group: [task, ...]}: the design the chapter draws
 
-#: notebook -> {parameter: rule(name, value)} (the QA and C target chapters, 09c and 09d, are on branch
-#: transfer-qa-c; their rules live here, tested by tests/book/test_params.py, so that they land unchanged)
+#: notebook -> {parameter: rule(name, value)}, tested by tests/book/test_params.py
 RULES: dict[str, dict] = {
     "01_offline_model_and_data": {"model": _model, "max_articles": _optional_count, "max_tweets": _optional_count, "seed": _int(0)},
     "01b_iap_by_hand": {**{k: r for k, r in _TRAINING.items() if k != "seeds"}, "task": _task, "demo_examples": _int(1), "alpha": _fraction},
