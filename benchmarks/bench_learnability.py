@@ -21,7 +21,6 @@ scores in percent on the test split (``validation`` and ``validation_majority`` 
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import sys
@@ -32,7 +31,7 @@ import torch
 
 from mtllib.analysis import learnability
 from mtllib.data import metrics as metric_fns
-from mtllib.book.runner import Project
+from mtllib.book.runner import Project, default_parameters
 from mtllib.data.features import load_tokenizer
 from mtllib.modeling.multitask import MultiTaskModel
 from mtllib.runtime import quiet_notebook, seed_everything
@@ -45,9 +44,7 @@ SETTINGS = ("max_train", "max_eval", "epochs", "lr", "batch_size", "max_length",
 
 
 def notebook_defaults(project: Project, name: str) -> dict:
-    import papermill
-
-    return {k: ast.literal_eval(v["default"]) for k, v in papermill.inspect_notebook(str(project.source(name))).items()}
+    return default_parameters(project.source(name))
 
 
 def chapter_plans(project: Project, profile: str, chapters: list[str] | None) -> list[dict]:

@@ -171,6 +171,16 @@ def declared_parameters(path: Path) -> list[str]:
     return list(papermill.inspect_notebook(str(path)).keys())
 
 
+def default_parameters(path: Path) -> dict:
+    """The values the notebook's cell tagged ``parameters`` assigns (its defaults, papermill's parser), as Python
+    values."""
+    import ast
+
+    import papermill
+
+    return {k: ast.literal_eval(v["default"]) for k, v in papermill.inspect_notebook(str(path)).items()}
+
+
 def git_commit(root: Path) -> str:
     """Short commit of ``root``, with ``-dirty`` when tracked files outside ``book/`` have changes;
     ``"unknown"`` outside git."""

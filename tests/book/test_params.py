@@ -9,6 +9,11 @@ from mtllib.book.params import RULES, check_parameters
 PROJECT = runner.Project()
 
 
+def _values(profile, name):
+    """A notebook's parameters under ``profile``: its defaults, overridden by the profile's entry."""
+    return {**runner.default_parameters(PROJECT.source(name)), **PROJECT.profile(profile)[name]}
+
+
 @pytest.mark.parametrize("name", PROJECT.notebook_names())
 def test_every_declared_parameter_has_a_rule(name):
     assert set(RULES[name]) == set(runner.declared_parameters(PROJECT.source(name)))
@@ -17,12 +22,7 @@ def test_every_declared_parameter_has_a_rule(name):
 @pytest.mark.parametrize("profile", PROJECT.profile_names())
 @pytest.mark.parametrize("name", PROJECT.notebook_names())
 def test_every_profile_passes_the_checks_that_need_no_hub(profile, name):
-    import ast
-
-    import papermill
-
-    values = {k: ast.literal_eval(v["default"]) for k, v in papermill.inspect_notebook(str(PROJECT.source(name))).items()}
-    values.update(PROJECT.profile(profile)[name])
+    values = _values(profile, name)
     if profile == "paper":  # paper tasks and models need the hub: check types and ranges only
         for key, rule in RULES[name].items():
             if key not in ("task", "tasks", "single_task", "pair_version", "partners", "targets", "model"):
@@ -96,11 +96,7 @@ def test_papermill_sees_every_name_the_parameters_cell_assigns(name):
     ({"ablation_k": 0}, "ablation_k"),
 ])
 def test_few_shot_parameters_are_refused_before_any_work(change, match):
-    import ast
-
-    import papermill
-
-    values = {k: ast.literal_eval(v["default"]) for k, v in papermill.inspect_notebook(str(PROJECT.source("08_few_shot_transfer"))).items()}
+    values = runner.default_parameters(PROJECT.source("08_few_shot_transfer"))
     with pytest.raises(checks.BadInput, match=match):
         check_parameters({**values, **change}, "08_few_shot_transfer")
 
@@ -157,30 +153,21 @@ def test_the_pre_finetuning_chapter_takes_every_groups_targets_as_a_mapping():
         check_parameters({**base, "seeds": [0]}, name)
 
 
-def _values(profile, name):
-    import ast
-
-    import papermill
-
-    defaults = {k: ast.literal_eval(v["default"]) for k, v in papermill.inspect_notebook(str(PROJECT.source(name))).items()}
-    return {**defaults, **PROJECT.profile(profile)[name]}
-
-
 @pytest.mark.parametrize("profile", PROJECT.profile_names())
 def test_the_transfer_chapters_of_a_profile_share_their_settings(profile):
     """The Tables chapter refuses target chapters that differ on TRANSFER_SHARED, and a target chapter whose
     pre-finetuning settings differ from 09a's would pre-finetune again (over an hour on the cpu profile):
     both are caught here, before any chapter runs."""
+    from mtllib.book import results
     from mtllib.book.params import PREFINETUNE_SHARED, TRANSFER_SHARED
 
     chapters = _values(profile, "09e_transfer_tables")["chapters"]
     assert len(chapters) >= 3 and all(name in PROJECT.notebook_names() for name in chapters)
     targets = {name: _values(profile, name) for name in chapters}
     pre = _values(profile, "09a_transfer_prefinetuning")
-    for key in TRANSFER_SHARED:
-        assert len({repr(v[key]) for v in targets.values()}) == 1, (key, {n: v[key] for n, v in targets.items()})
-    for key in PREFINETUNE_SHARED:
-        assert all(v[key] == pre[key] for v in targets.values()), (key, pre[key], {n: v[key] for n, v in targets.items()})
+    records = {name: {"profile": profile, "parameters": values} for name, values in targets.items()}
+    results.check_same(records, TRANSFER_SHARED)  # what 09e does with their executed copies
+    results.check_same({**records, "09a_transfer_prefinetuning": {"profile": profile, "parameters": pre}}, PREFINETUNE_SHARED)
     assert sorted(v["target_group"] for v in targets.values()) == sorted(pre["targets"])
     for v in targets.values():  # every target a chapter fine-tunes was drawn by 09a for its group
         assert set(v["targets"]) <= set(pre["targets"][v["target_group"]])
