@@ -205,7 +205,7 @@ def test_claims_on_scores_that_follow_the_paper():
     scores = _synthetic(EFFECTS, noise_sd={"Baseline": 2.0})
     rows, notes = tr.claims(scores, learned=list(scores.target.unique()))
     table = {r["claim"]: r for r in rows}
-    assert notes == [] and len(rows) == 7 + 3 + 1 + 2
+    assert notes == [] and len(rows) == 7 + 3 + 1 + 2 + 3
     assert all(table[f"SL+C+QA above {s} on the average over learned targets"]["verdict"] == "holds" for s in tr.all_schemes(["SL", "C", "QA"])[:-1])
     assert table["SL+C+QA above SL+QA on the average over learned targets"]["paper"] == pytest.approx(76.483 - 75.564)
     for g in ("SL", "C", "QA"):
@@ -215,12 +215,41 @@ def test_claims_on_scores_that_follow_the_paper():
     assert table["Only-C below Baseline on SL targets"]["paper"] == pytest.approx(72.370 - 80.134)
     assert table["Only-SL below Baseline on QA targets"]["mean"] == pytest.approx(-12.0, abs=0.5)
     assert table["SL+C+QA lowers the sd across seeds against Baseline (per target)"]["verdict"] == "holds"
+    # Sec. 4: a single matching group beats the mismatched pair; Table 2 gives the paper's differences
+    assert table["Only-QA above SL+C on QA targets"]["paper"] == pytest.approx(75.252 - 57.568)
+    assert table["Only-SL above C+QA on SL targets"]["paper"] == pytest.approx(80.844 - 77.378)
+    assert table["Only-C above SL+QA on C targets"]["paper"] == pytest.approx(71.404 - 70.068)
+    for g, rest in (("SL", "C+QA"), ("C", "SL+QA"), ("QA", "SL+C")):
+        assert table[f"Only-{g} above {rest} on {g} targets"]["verdict"] == "holds"
+        assert table[f"Only-{g} above {rest} on {g} targets"]["mean"] == pytest.approx(3.0, abs=0.5)
 
 
 def test_claims_that_do_not_hold_say_so():
-    effects = {**EFFECTS, ("Only-C", "SL"): 4.0}  # the mismatched group helps here
+    effects = {**EFFECTS, ("Only-C", "SL"): 4.0, ("SL+C", "QA"): 6.0}  # the mismatched group, and the mismatched pair, help here
     rows, _ = tr.claims(_synthetic(effects), learned=list(_synthetic(effects).target.unique()))
-    assert {r["claim"]: r for r in rows}["Only-C below Baseline on SL targets"]["verdict"] == "does not hold"
+    table = {r["claim"]: r for r in rows}
+    assert table["Only-C below Baseline on SL targets"]["verdict"] == "does not hold"
+    assert table["Only-QA above SL+C on QA targets"]["verdict"] == "does not hold"
+    assert table["Only-QA above SL+C on QA targets"]["mean"] == pytest.approx(3.0 - 6.0, abs=0.5)
+
+
+def test_the_matching_group_claim_needs_both_schemes_and_more_than_one_group():
+    scores = _synthetic(EFFECTS)
+    rows, notes = tr.claims(scores[scores.scheme != "SL+C"], learned=list(scores.target.unique()))
+    assert not any(r["claim"].startswith("Only-QA above") for r in rows)
+    assert "'a single matching group beats the mismatched rest' for QA: Only-QA or the scheme of the other groups was not run" in notes
+    one = scores[(scores.group == "SL") & scores.scheme.isin(["Baseline", "Only-SL"])]
+    rows, notes = tr.claims(one, learned=["sl-1", "sl-2"])
+    assert not any(r["claim"] == "Only-SL above Baseline on SL targets" for r in rows)  # the rest of one group is no group, not the baseline
+    assert "'a single matching group beats the mismatched rest' for SL: Only-SL or the scheme of the other groups was not run" in notes
+
+
+def test_the_papers_table2_under_our_scheme_names():
+    frame = tr.paper_table2(["Baseline", "C+QA", "SL+C+QA"], ["QA", "SL"])
+    assert list(frame.columns) == ["Baseline", "C+QA", "SL+C+QA"] and list(frame.index) == ["QA", "SL"]
+    assert frame.loc["QA", "C+QA"] == 75.035 and frame.loc["SL", "SL+C+QA"] == 80.750 and frame.loc["SL", "Baseline"] == 80.134
+    with pytest.raises(checks.BadInput, match=r"the paper's Table 2 has no group \['NER'\]"):
+        tr.paper_table2(["Baseline"], ["NER"])
 
 
 def test_claims_use_learned_targets_only_and_say_what_they_could_not_judge():

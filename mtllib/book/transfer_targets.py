@@ -1,0 +1,159 @@
+"""The target chapters of "Exploring the Role of Task Transferability in Large-Scale Multi-Task Learning":
+09b (sequence-labelling targets), 09c (extractive QA) and 09d (classification) each fine-tune one group's unseen
+targets from every pre-finetuned encoder and from the pretrained one (Sec. 3, Appendix B.2), and show the same
+tables and figure; only their narrative, parameters and exercises differ. Each function here is one step of
+those notebooks. The tables they glue (``scores``, ``gate``, ``costs``, ``design``) are what the Tables chapter
+reads back (:mod:`mtllib.book.results`).
+
+``glue``: :func:`myst_nb.glue` without display (the default) or a stand-in taking ``(key, value)``.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from mtllib.analysis.stats import DASH
+from mtllib.book import results
+from mtllib.experiments import transferability as tr
+from mtllib.papers import task_transferability as paper
+
+
+def _glue_function(glue):
+    if glue is not None:
+        return glue
+    from myst_nb import glue as myst_glue
+
+    return lambda key, value: myst_glue(key, value, display=False)
+
+
+def mean_sd(mean: pd.DataFrame, sd: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
+    """``"80.8 (0.7)"`` cells, the paper's form of a mean with its standard deviation over seeds (its Table 1;
+    the Tables chapter prints it too); an em dash where the mean is missing, the mean alone where the sd is
+    (one seed)."""
+    if not mean.index.equals(sd.index) or not mean.columns.equals(sd.columns):
+        raise ValueError("mean and sd must have the same rows and columns")
+
+    def cell(m, s):
+        if pd.isna(m):
+            return DASH
+        return f"{m:.{digits}f}" if pd.isna(s) else f"{m:.{digits}f} ({s:.{digits}f})"
+
+    return pd.DataFrame([[cell(m, s) for m, s in zip(mean.loc[i], sd.loc[i])] for i in mean.index], index=mean.index, columns=mean.columns)
+
+
+def prepare_data(model: str, groups: dict[str, list[str]], targets: list[str], max_length: int, max_train: int, max_eval: int,
+                 pf_train: int, pf_eval: int) -> dict:
+    """Every pre-finetuning task of ``groups`` at the pre-finetuning sizes (``pf_train``/``pf_eval``, as the
+    pre-finetuning chapter prepares them, so its encoders come from the model cache) and every target at
+    ``max_train``/``max_eval``, tokenized by ``model``'s tokenizer."""
+    from mtllib.data.features import load_tokenizer, prepare
+
+    pf_tasks = [t for ts in groups.values() for t in ts]
+    return prepare(pf_tasks + list(targets), load_tokenizer(model), max_length=max_length,
+                   max_train={"default": max_train, **dict.fromkeys(pf_tasks, pf_train)},
+                   max_eval={"default": max_eval, **dict.fromkeys(pf_tasks, pf_eval)})
+
+
+def fine_tune_targets(model: str, groups: dict[str, list[str]], target_group: str, targets: list[str], data: dict, pf_config, ft_config,
+                      seeds: list[int], schemes: list[str], glue=None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Every scheme's encoder (:func:`mtllib.experiments.transferability.run`), then every target over ``seeds``;
+    the learnability gate of each target on the baseline. Glues the tables ``scores``, ``gate``, ``costs`` and
+    ``design`` for the Tables chapter, and ``n_runs``, ``pf_minutes`` (training minutes of the encoders; for one
+    from the model cache, the run that made it) and ``n_cached`` for the text. Returns ``(scores, gate, costs)``,
+    costs one row per scheme as the page shows it."""
+    glue = _glue_function(glue)
+    run = tr.run(tr.model_factory(model), groups, {target_group: targets}, data, pf_config, ft_config, seeds, schemes, progress=False)
+    scores, costs = run["scores"], run["costs"]
+    gate = tr.target_gate(scores, data)
+    frames = {"scores": scores, "gate": gate.reset_index(), "costs": costs, "design": tr.design_frame(groups, {target_group: targets})}
+    for name, frame in frames.items():
+        results.glue_frame(name, frame, glue=lambda key, value, display=False: glue(key, value))
+    glue("n_runs", str(len(scores)))
+    glue("pf_minutes", f"{costs.seconds.sum() / 60:.1f}")
+    glue("n_cached", f"{int(costs.cached.sum())} of {int((costs.scheme != 'Baseline').sum())}")
+    return scores, gate, costs.set_index("scheme")[["tasks", "train examples", "epochs", "cached", "total seconds"]]
+
+
+def scheme_table(scores: pd.DataFrame, schemes: list[str], target_group: str, glue=None) -> pd.DataFrame:
+    """The paper's Table 1 turned on its side for one group: one row per scheme, "mean (sd)" over seeds per
+    target, the average over the targets (our Table 2 row for the group) and the paper's Table 2 row beside it.
+    Glues ``best_ours`` and ``best_paper`` (the scheme with the best average) and ``spread_ours`` (points between
+    our best and worst scheme)."""
+    glue = _glue_function(glue)
+    mean, sd = tr.table1(scores, schemes)
+    table = mean_sd(mean, sd)
+    table.index = [t if t != "Average" else f"average over our {target_group} targets" for _, t in table.index]
+    ours = tr.table2(scores, schemes).loc[target_group]
+    theirs = tr.paper_table2(schemes, [target_group]).loc[target_group]
+    table.loc[f"paper: its {target_group} targets (Table 2)"] = [f"{v:.1f}" for v in theirs]
+    glue("best_ours", ours.idxmax())
+    glue("best_paper", theirs.idxmax())
+    glue("spread_ours", f"{ours.max() - ours.min():.1f}")
+    return table.T.rename_axis("scheme").rename_axis("target", axis=1)
+
+
+def glue_gate(gate: pd.DataFrame, glue=None) -> pd.DataFrame:
+    """Glue which targets the baseline learned (``learned``, ``not_learned``) and the first target's gate worked
+    through for an exercise (``ex_target``, ``ex_margin``, ``ex_majority``, ``ex_threshold``, ``ex_baseline``,
+    ``ex_verdict``); returns the gate table as the page shows it."""
+    from mtllib.analysis import learnability
+
+    glue = _glue_function(glue)
+    first = gate.iloc[0]
+    baseline = next(c for c in gate.columns if c.endswith("(mean)"))
+    values = {"learned": ", ".join(gate.index[gate.learned]) or "none", "not_learned": ", ".join(gate.index[~gate.learned]) or "none",
+              "ex_target": gate.index[0], "ex_margin": f"{learnability.MARGIN:.0f}", "ex_majority": f"{first.majority:.1f}",
+              "ex_threshold": f"{first.threshold:.1f}", "ex_baseline": f"{first[baseline]:.1f}",
+              "ex_verdict": "learned" if first.learned else "not learned"}
+    for key, value in values.items():
+        glue(key, value)
+    return gate.round(1)
+
+
+def ranking(scores: pd.DataFrame, target: str, among: list[str]) -> str:
+    """``"Only-SL > Baseline > ..."``: the schemes ``among`` ordered by their mean score on ``target``."""
+    missing = [s for s in among if s not in set(scores.scheme)]
+    if missing:
+        raise KeyError(f"no scores of scheme(s) {missing} for {target!r}")
+    order = scores[(scores.target == target) & scores.scheme.isin(among)].groupby("scheme").score.mean().sort_values(ascending=False)
+    return " > ".join(order.index)
+
+
+def scores_figure(scores: pd.DataFrame, schemes: list[str], targets: list[str], majority: dict[str, float]):
+    """One panel per target: its test score under each scheme, a grey dot per seed, the mean with one standard
+    deviation as its bar (the spread the paper's Table 1 reports; black for the baseline), and the majority
+    class as a dotted line."""
+    fig, axes = plt.subplots(1, len(targets), figsize=(7.2, 3.2), squeeze=False)
+    for ax, t in zip(axes[0], targets):
+        sub = scores[scores.target == t]
+        for i, s in enumerate(schemes):
+            values = sub[sub.scheme == s].score
+            ax.scatter([i] * len(values), values, s=9, color="0.65", zorder=2)
+            ax.errorbar(i, values.mean(), yerr=values.std() if len(values) > 1 else None, fmt="o", ms=4, capsize=3,
+                        color="0.15" if s == "Baseline" else "C0", zorder=3)
+        ax.axhline(majority[t], color="0.6", ls=":", lw=1)
+        ax.set_xticks(range(len(schemes)), schemes, rotation=60, ha="right", fontsize=7)
+        ax.set_title(t, fontsize=9)
+    axes[0][0].set_ylabel("test score (%)")
+    fig.tight_layout()
+    return fig
+
+
+def differences(model: str, groups: dict[str, list[str]], target_group: str, targets: list[str], pf_train: int, pf_epochs: int,
+                seeds: list[int], patience: int, epochs: int, n_test: int) -> pd.DataFrame:
+    """What a target chapter does differently from the paper, one row per setting: the paper's column from
+    :mod:`mtllib.papers.task_transferability`, ours from the chapter's parameters (``n_test``: test examples
+    per target)."""
+    n_pf_tasks = sum(map(len, groups.values()))
+    theirs = {"encoder": "XLM-R base",
+              "pre-finetuning tasks": ", ".join(f"{g} {len(ts)}" for g, ts in paper.PREFINETUNING.items()) + " datasets (Appendix A)",
+              "pre-finetuning size": "all training data (" + ", ".join(f"{n // 1000:,}k {g}" for g, n in paper.TRAIN_EXAMPLES.items()) + " examples)",
+              "targets": f"{sum(map(len, paper.TARGETS.values()))} unseen datasets", "fine-tuning seeds": str(paper.SEEDS),
+              "early stopping": "mean validation loss, patience 3 (Appendix B.2)", "scored on": "validation sets"}
+    ours = {"encoder": model, "pre-finetuning tasks": f"{n_pf_tasks} tasks built offline from BBC articles and tweets (SL and QA: spaCy's silver labels)",
+            "pre-finetuning size": f"{pf_train} examples per task, at most {pf_epochs} epochs",
+            "targets": f"{len(targets)} unseen {target_group} targets in this chapter",
+            "fine-tuning seeds": str(len(seeds)), "early stopping": f"the same rule, patience {patience}, at most {epochs} epochs",
+            "scored on": f"test split, {n_test} examples per target"}
+    return pd.DataFrame({"paper": theirs, "ours": ours}).rename_axis("setting")

@@ -1,0 +1,130 @@
+"""The steps of the transferability target chapters (09b-09d): tables, gate, figure and the glued results the
+Tables chapter reads back."""
+
+import io
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np
+import pandas as pd
+import pytest
+
+from mtllib.analysis.stats import DASH
+from mtllib.book import transfer_targets as chapter
+from mtllib.book.transfer_targets import mean_sd
+from mtllib.experiments import transferability as tr
+
+SCHEMES = tr.all_schemes(["SL", "C", "QA"])
+
+
+def _scores():
+    """Two QA targets, three seeds: score = 50 + 2 * (scheme's position) + target offset + seed."""
+    rows = []
+    for i, scheme in enumerate(SCHEMES):
+        for target, offset in (("qa-1", 0.0), ("qa-2", 10.0)):
+            for seed in range(3):
+                rows.append({"scheme": scheme, "group": "QA", "target": target, "seed": seed, "score": 50 + 2 * i + offset + seed})
+    return pd.DataFrame(rows)
+
+
+class Glue(dict):
+    def __call__(self, key, value):
+        self[key] = value
+
+
+def test_mean_sd_cells_as_the_paper_prints_them():
+    mean = pd.DataFrame({"a": [80.844, np.nan], "b": [1.25, 7.0]}, index=["x", "y"])
+    sd = pd.DataFrame({"a": [0.71, 0.2], "b": [np.nan, 0.04]}, index=["x", "y"])
+    table = mean_sd(mean, sd)
+    assert table.loc["x", "a"] == "80.8 (0.7)" and table.loc["y", "a"] == DASH
+    assert table.loc["x", "b"] == "1.2" and table.loc["y", "b"] == "7.0 (0.0)"  # one seed: the mean alone
+    assert mean_sd(mean, sd, digits=2).loc["x", "a"] == "80.84 (0.71)"
+    with pytest.raises(ValueError, match="same rows and columns"):
+        mean_sd(mean, sd.rename(index={"y": "z"}))
+
+
+def test_the_scheme_table_puts_the_papers_row_beside_ours():
+    glue = Glue()
+    table = chapter.scheme_table(_scores(), SCHEMES, "QA", glue=glue)
+    assert list(table.index) == SCHEMES
+    assert list(table.columns) == ["qa-1", "qa-2", "average over our QA targets", "paper: its QA targets (Table 2)"]
+    # Baseline (position 0): qa-1 seeds 50, 51, 52 -> 51.0 (sd 1.0); qa-2 61.0; their average 56.0 (sd 1.0)
+    assert table.loc["Baseline", "qa-1"] == "51.0 (1.0)" and table.loc["Baseline", "qa-2"] == "61.0 (1.0)"
+    assert table.loc["Baseline", "average over our QA targets"] == "56.0 (1.0)"
+    assert table.loc["SL+C+QA", "average over our QA targets"] == f"{56 + 2 * 7:.1f} (1.0)"
+    assert table.loc["Only-QA", "paper: its QA targets (Table 2)"] == "75.3"  # 75.252
+    assert table.loc["C+QA", "paper: its QA targets (Table 2)"] == "75.0"  # the paper's "QA+C", 75.035
+    assert glue == {"best_ours": "SL+C+QA", "best_paper": "SL+C+QA", "spread_ours": "14.0"}
+
+
+def test_the_gate_is_glued_with_its_worked_example():
+    gate = pd.DataFrame({"metric": ["span_f1", "span_f1"], "Baseline (mean)": [61.84, 40.0], "majority": [0.0, 0.0],
+                         "threshold": [50.0, 50.0], "learned": [True, False]}, index=pd.Index(["qa-1", "qa-2"], name="target"))
+    glue = Glue()
+    shown = chapter.glue_gate(gate, glue=glue)
+    assert shown.loc["qa-1", "Baseline (mean)"] == 61.8
+    assert glue["learned"] == "qa-1" and glue["not_learned"] == "qa-2"
+    assert (glue["ex_target"], glue["ex_majority"], glue["ex_threshold"], glue["ex_baseline"], glue["ex_verdict"]) == ("qa-1", "0.0", "50.0", "61.8", "learned")
+    glue = Glue()
+    chapter.glue_gate(gate.assign(learned=False), glue=glue)
+    assert glue["learned"] == "none" and glue["ex_verdict"] == "not learned"
+
+
+def test_the_ranking_orders_the_named_schemes_by_mean_score():
+    scores = _scores()
+    assert chapter.ranking(scores, "qa-1", ["Baseline", "Only-QA", "Only-SL"]) == "Only-QA > Only-SL > Baseline"
+    with pytest.raises(KeyError, match="Only-NER"):
+        chapter.ranking(scores, "qa-1", ["Baseline", "Only-NER"])
+
+
+def test_the_figure_has_a_panel_per_target_and_a_dot_per_seed():
+    fig = chapter.scores_figure(_scores(), SCHEMES, ["qa-1", "qa-2"], {"qa-1": 0.0, "qa-2": 5.0})
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes] == ["qa-1", "qa-2"]
+    dots = sum(len(c.get_offsets()) for c in axes[1].collections if isinstance(c, matplotlib.collections.PathCollection))
+    assert dots == len(SCHEMES) * 3
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == SCHEMES
+    assert axes[1].lines[-1].get_ydata()[0] == 5.0  # the majority class of qa-2
+    matplotlib.pyplot.close(fig)
+
+
+def test_the_differences_table_reads_the_chapters_settings():
+    frame = chapter.differences("offline", {"SL": ["a", "b"], "QA": ["c"]}, "QA", ["t1", "t2"], pf_train=100, pf_epochs=2,
+                                seeds=[0, 1, 2], patience=3, epochs=2, n_test=100)
+    assert list(frame.columns) == ["paper", "ours"]
+    assert frame.loc["pre-finetuning tasks", "ours"].startswith("3 tasks")
+    assert frame.loc["targets", "ours"] == "2 unseen QA targets in this chapter"
+    assert frame.loc["fine-tuning seeds"].tolist() == ["5", "3"]
+    assert frame.loc["targets", "paper"] == "12 unseen datasets"
+    assert frame.loc["scored on", "ours"] == "test split, 100 examples per target"
+
+
+def test_fine_tuning_the_targets_glues_what_the_tables_chapter_reads(tmp_path, monkeypatch):
+    """The four tables go into the notebook as JSON that :func:`mtllib.book.results.read_frame` parses back."""
+    scores = _scores()
+    costs = pd.DataFrame([{"scheme": s, "tasks": 0 if s == "Baseline" else 4, "train examples": 0, "epochs": 2, "best epoch": 2,
+                           "stopped early": False, "examples processed": 0, "seconds": 0.0 if s == "Baseline" else 30.0,
+                           "cached": s != "Baseline", "total seconds": 1.0} for s in SCHEMES])
+    calls = {}
+
+    def fake_run(make_model, groups, targets, data, pf, ft, seeds, schemes, progress):
+        calls.update(targets=targets, seeds=seeds, schemes=schemes)
+        return {"scores": scores, "costs": costs}
+
+    gate = pd.DataFrame({"metric": ["span_f1"] * 2, "Baseline (mean)": [51.0, 61.0], "majority": [0.0, 0.0], "threshold": [50.0, 50.0],
+                         "learned": [True, True]}, index=pd.Index(["qa-1", "qa-2"], name="target"))
+    monkeypatch.setattr(tr, "run", fake_run)
+    monkeypatch.setattr(tr, "target_gate", lambda s, d: gate)
+    glue = Glue()
+    groups = {"SL": ["a"], "QA": ["b"], "C": ["c"]}
+    out_scores, out_gate, shown = chapter.fine_tune_targets("offline", groups, "QA", ["qa-1", "qa-2"], {}, None, None, [0, 1, 2], SCHEMES, glue=glue)
+    assert calls == {"targets": {"QA": ["qa-1", "qa-2"]}, "seeds": [0, 1, 2], "schemes": SCHEMES}
+    assert out_scores is scores and out_gate is gate
+    assert list(shown.columns) == ["tasks", "train examples", "epochs", "cached", "total seconds"] and list(shown.index) == SCHEMES
+    assert (glue["n_runs"], glue["pf_minutes"], glue["n_cached"]) == (str(len(scores)), f"{7 * 30 / 60:.1f}", "7 of 7")
+    back = pd.read_json(io.StringIO(glue["scores"]), orient="table")
+    pd.testing.assert_frame_equal(back, scores, check_dtype=False)
+    assert json.loads(glue["design"])["data"][-1] == {"group": "QA", "task": "qa-2", "role": "target"}
+    assert pd.read_json(io.StringIO(glue["gate"]), orient="table").target.tolist() == ["qa-1", "qa-2"]
