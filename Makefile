@@ -65,11 +65,12 @@ test: $(STAMP)
 # Mutation testing of the core (issue 18; slow, not part of `make test` or CI): mutmut mutates the modules
 # listed under [tool.mutmut] in pyproject.toml one change at a time and runs the tests listed there against
 # each mutant; the report (benchmarks/results/mutation.md) lists the score per module and every survivor.
-# MUTANTS: the core modules whole, and of the trainer only its batch construction. Each run starts afresh
-# (mutmut would otherwise keep results that older tests gave).
+# MUTANTS: the core modules whole, of the trainer only its batch construction, of the runner only its
+# staleness. Each run starts afresh (mutmut would otherwise keep results that older tests gave).
 MUTANTS ?= "mtllib.analysis.importance*" "mtllib.analysis.dissociation*" "mtllib.training.iat*" \
 	"mtllib.training.samplers*" "mtllib.modeling.gates*" "mtllib.training.trainer.x_batch_indices*" \
-	"mtllib.training.trainer.x_eval_batches*"
+	"mtllib.training.trainer.x_eval_batches*" "mtllib.fingerprint*" "mtllib.book.runner.xǁProjectǁlibrary_modules*" \
+	"mtllib.book.runner.xǁProjectǁsource_hash*" "mtllib.book.runner.xǁProjectǁstate*"
 mutation: $(STAMP)
 	$(BIN)/python -m pip install --quiet "mutmut==3.8.1"
 	rm -rf mutants

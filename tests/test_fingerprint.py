@@ -38,3 +38,102 @@ def test_source_digest_follows_imports_transitively(tmp_path):
     assert source_digest(["mtllib.a"], lib) == before
     (lib / "b.py").write_text("X = 2\n")
     assert source_digest(["mtllib.a"], lib) != before
+
+
+def test_digest_reads_dataclasses_nested_values_and_other_objects_as_text():
+    from pathlib import Path
+
+    from mtllib.fingerprint import _plain
+
+    assert _plain({1: (_Config(lr=0.5), None, True)}) == {"1": [{"lr": 0.5, "betas": [0.9, 0.999]}, None, True]}
+    assert _plain(Path("a/b")) == "a/b" and _plain(_Config) == str(_Config)  # a class is not a dataclass instance
+    assert digest({"a": {"b": 1}}) != digest({"a": {"b": 2}}) and digest({"a": 1}) != digest({"b": 1})
+    assert digest(True) != digest(1) and digest(None) != digest("None") and digest(1.0) != digest(1.5)
+    assert len(digest()) == 64 and digest() == digest()
+
+
+def _lib(tmp_path, files: dict) -> "Path":
+    lib = tmp_path / "lib"
+    for name, text in files.items():
+        path = lib / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return lib
+
+
+def test_module_file_finds_modules_and_packages_of_the_library_only(tmp_path):
+    from mtllib.fingerprint import module_file
+
+    lib = _lib(tmp_path, {"__init__.py": "", "pkg/__init__.py": "", "pkg/mod.py": "", "top.py": ""})
+    assert module_file("mtllib.pkg.mod", lib) == lib / "pkg" / "mod.py"
+    assert module_file("mtllib.pkg", lib) == lib / "pkg" / "__init__.py"
+    assert module_file("mtllib.top", lib) == lib / "top.py"
+    assert module_file("mtllib", lib) == lib / "__init__.py"
+    assert module_file("mtllib.pkg.nothing", lib) is None and module_file("numpy.pkg", lib) is None
+    assert module_file("other.top", lib) is None  # a file of that name, but not under the package's name
+
+
+def test_relative_imports_climb_as_many_packages_as_dots():
+    found = imported_modules("from ..data import tasks\nfrom . import gates\nfrom .. import runtime\n", current="mtllib.modeling.adapters.pals")
+    assert found == {"mtllib.modeling.data", "mtllib.modeling.data.tasks", "mtllib.modeling.adapters", "mtllib.modeling.adapters.gates",
+                     "mtllib.modeling", "mtllib.modeling.runtime"}
+    assert imported_modules("from .x import y\n") == set()  # no current module: a relative import resolves to nothing of ours
+    assert imported_modules("import mtllib.data.tasks as t, numpy\n") == {"mtllib.data.tasks"}
+
+
+def test_the_closure_holds_the_packages_above_and_leaves_out_what_only_an_excluded_module_imports(tmp_path):
+    lib = _lib(tmp_path, {"__init__.py": "", "a/__init__.py": "from mtllib.c import Z\n", "a/m.py": "from mtllib.b import X\n",
+                          "b.py": "from mtllib.d import W\nX = 1\n", "c.py": "Z = 1\n", "d.py": "W = 1\n", "e.py": ""})
+    names = lambda paths: sorted(p.relative_to(lib).as_posix() for p in paths)  # noqa: E731
+    assert names(module_closure(["mtllib.a.m"], lib)) == ["__init__.py", "a/__init__.py", "a/m.py", "b.py", "c.py", "d.py"]
+    assert names(module_closure(["mtllib.a.m"], lib, exclude=["mtllib.b"])) == ["__init__.py", "a/__init__.py", "a/m.py", "c.py"]
+    assert names(module_closure(["mtllib.e", "numpy", "mtllib.missing"], lib)) == ["__init__.py", "e.py"]
+    before = source_digest(["mtllib.a.m"], lib, exclude=["mtllib.b"])
+    (lib / "d.py").write_text("W = 2\n")  # only the excluded module imports it
+    assert source_digest(["mtllib.a.m"], lib, exclude=["mtllib.b"]) == before
+    assert source_digest(["mtllib.a.m"], lib) != source_digest(["mtllib.a.m"], lib, exclude=["mtllib.b"])
+
+
+def test_the_source_digest_sees_a_file_moved_with_the_same_content(tmp_path):
+    one = _lib(tmp_path / "one", {"__init__.py": "", "a.py": "import mtllib.b\n", "b.py": "X = 1\n"})
+    two = _lib(tmp_path / "two", {"__init__.py": "", "a.py": "import mtllib.b\n", "b/__init__.py": "X = 1\n"})
+    assert source_digest(["mtllib.a"], one) != source_digest(["mtllib.a"], two)
+    three = _lib(tmp_path / "three", {"__init__.py": "", "a.py": "import mtllib.b\n", "b.py": "X = 1\n"})
+    assert source_digest(["mtllib.a"], one) == source_digest(["mtllib.a"], three)  # the paths are relative to the package
+
+
+def test_tensor_digest_covers_names_dtypes_shapes_and_values():
+    import torch
+
+    from mtllib.fingerprint import tensor_digest
+
+    base = {"w": torch.arange(6, dtype=torch.float32).reshape(2, 3), "b": torch.zeros(3)}
+    same = {"b": torch.zeros(3), "w": torch.arange(6, dtype=torch.float32).reshape(2, 3)}
+    assert tensor_digest(base) == tensor_digest(same)  # key order does not matter
+    changed = [{**base, "w": base["w"].reshape(3, 2)}, {**base, "w": base["w"].double()}, {"v": base["w"], "b": base["b"]},
+               {**base, "b": torch.tensor([0.0, 0.0, 1e-7])}, {**base, "e": torch.zeros(0)}, {"w": base["w"]}]
+    digests = {tensor_digest(s) for s in changed}
+    assert len(digests) == len(changed) and tensor_digest(base) not in digests
+    assert tensor_digest({"w": base["w"].t()}) == tensor_digest({"w": base["w"].t().contiguous()})  # values, not memory layout
+    import hashlib
+
+    h = hashlib.sha256()
+    h.update(b"b|torch.float32|(3,)|" + bytes(12))
+    assert tensor_digest({"b": torch.zeros(3)}) == h.hexdigest()  # the recipe in the docstring, written out
+
+
+def test_dataset_digest_reads_the_selected_rows():
+    """The rows after ``select``, in their order. The digest also covers the Arrow schema with the metadata that
+    ``datasets`` keeps there (features and, after a transform, its fingerprint): the same rows reached by another
+    route may digest differently, a cache miss but never a wrong hit."""
+    from datasets import Dataset
+
+    from mtllib.fingerprint import dataset_digest
+
+    def full():
+        return Dataset.from_dict({"x": [1, 2, 3, 4], "y": ["a", "b", "c", "d"]})
+
+    assert dataset_digest(full().select([2, 0])) == dataset_digest(full().select([2, 0]))
+    assert len({dataset_digest(full().select([2, 0])), dataset_digest(full().select([0, 2])), dataset_digest(full().select([2, 1])),
+                dataset_digest(full())}) == 4
+    assert dataset_digest(full()) == dataset_digest(full()) != dataset_digest(Dataset.from_dict({"x": [1, 2, 3, 5], "y": ["a", "b", "c", "d"]}))

@@ -116,6 +116,70 @@ def test_the_real_data_chapter_does_not_depend_on_training_code():
     assert {"training/iat.py", "data/offline.py", "analysis/importance.py"} <= chapter3
 
 
+def _copy_with_record(project, name, record):
+    """An executed copy holding only a run record, as if the runner had written it (no kernel started)."""
+    project.book_dir.mkdir(parents=True, exist_ok=True)
+    project.executed(name).write_text(json.dumps({"cells": [], "metadata": {"mtllib": record}, "nbformat": 4, "nbformat_minor": 5}))
+
+
+def test_state_compares_the_stored_hash_with_what_would_run_now(project, tmp_path):
+    assert project.state("alpha", "cpu") == "missing"
+    _copy_with_record(project, "alpha", {"source_hash": project.source_hash("alpha", {"x": 21})})
+    assert project.state("alpha", "cpu") == "fresh"
+    assert project.state("alpha", "smoke") == "stale"  # the smoke profile gives alpha no parameters
+    _copy_with_record(project, "alpha", {"source_hash": project.source_hash("alpha", {})})
+    assert (project.state("alpha", "smoke"), project.state("alpha", "cpu")) == ("fresh", "stale")
+    for record in ({}, {"source_hash": None}, {"commit": "abc"}):
+        _copy_with_record(project, "alpha", record)
+        assert project.state("alpha", "smoke") == "stale"
+    project.executed("alpha").write_text(json.dumps({"cells": [], "metadata": {}}))
+    assert project.state("alpha", "smoke") == "stale"  # never executed by the runner
+
+
+def test_the_hash_covers_every_cell_its_kind_and_the_parameters(project):
+    base = project.source_hash("alpha", {"x": 21})
+    assert base == project.source_hash("alpha", {"x": 21}) and base != project.source_hash("alpha", {"x": 22})
+    nb = nbformat.read(project.source("alpha"), as_version=4)
+    variants = []
+    for edit in ("title", "kind", "order"):
+        changed = nbformat.read(project.source("alpha"), as_version=4)
+        if edit == "title":
+            changed.cells[0].source = "# Another title"  # prose counts: a chapter's text is part of the copy
+        elif edit == "kind":
+            changed.cells[0] = nbformat.v4.new_code_cell(changed.cells[0].source)
+        else:
+            changed.cells[1:] = changed.cells[:0:-1]
+        nbformat.write(changed, project.source("alpha"))
+        variants.append(project.source_hash("alpha", {"x": 21}))
+        nbformat.write(nb, project.source("alpha"))
+    assert len(set(variants)) == 3 and base not in variants
+    assert project.source_hash("alpha", {"x": 21}) == base
+
+
+def test_the_import_scan_reads_code_cells_only_and_skips_magics(project, tmp_path):
+    _notebook(project.source("alpha"), "x = 1", "%matplotlib inline\n!ls\nimport mtllib.data.tasks", "from mtllib.analysis import stats as s")
+    nb = nbformat.read(project.source("alpha"), as_version=4)
+    nb.cells.append(nbformat.v4.new_markdown_cell("```python\nimport mtllib.training.trainer\n```"))
+    nbformat.write(nb, project.source("alpha"))
+    assert project.library_modules("alpha") == ["mtllib.analysis", "mtllib.analysis.stats", "mtllib.data.tasks"]
+    raw = json.loads(project.source("alpha").read_text())
+    raw["cells"][2]["source"] = "import mtllib.data.kinds"  # nbformat allows a cell's source as one string, not a list
+    project.source("alpha").write_text(json.dumps(raw))
+    assert "mtllib.data.kinds" in project.library_modules("alpha")
+
+
+def test_what_only_the_rules_module_imports_is_left_out_too(project, tmp_path):
+    lib = _library(tmp_path)
+    (lib / "book").mkdir()
+    (lib / "book" / "__init__.py").write_text("")
+    (lib / "book" / "params.py").write_text("from mtllib.data.d import D\n")
+    project.library_dir = lib
+    _notebook(project.source("alpha"), "x = 1", "if False:\n    from mtllib.book.params import RULES")
+    before = project.source_hash("alpha", {})
+    (lib / "data" / "d.py").write_text("D = 2\n")  # reached only through the rules: fresh
+    assert project.source_hash("alpha", {}) == before
+
+
 @pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n\xff\xfe", b'{"cells": [], "metada', b'{"metadata": "x"}', b"[1, 2]"])
 def test_an_unreadable_executed_copy_is_stale(project, content):
     book.run(project, "cpu", ["alpha"], log=lambda m: None)
