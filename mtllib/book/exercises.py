@@ -13,7 +13,8 @@ runs the same variants with
 
 which prints what each run glued (``--store`` writes the stored copy; maintainers only). A chapter reads a
 stored run with :func:`read`, which refuses one whose parameters are no longer what the file and the ``lab``
-profile say (re-run it). The stored runs are committed: nothing here depends on a local cache.
+profile say (re-run it), in a cell tagged :data:`READS_RUNS`; a variant's own run leaves those cells out (they
+would read the runs being made). The stored runs are committed: nothing here depends on a local cache.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ from pathlib import Path
 import yaml
 
 from mtllib import checks
-from mtllib.book.runner import REPO_ROOT, Project, RunnerError, declared_parameters, git_commit, run_notebook
+from mtllib.book.runner import REPO_ROOT, Project, RunnerError, declared_parameters, git_commit
 
 PROFILE = "lab"
 EXERCISES_FILE = Path("notebooks") / "lab_exercises.yml"  #: relative to the project root
 RESULTS_DIR = Path("benchmarks") / "results" / "lab_exercises"  #: relative to the project root
+READS_RUNS = "reads-exercise-runs"  #: the tag of a chapter's cells that read stored runs (left out of a variant's run)
 
 
 def glued_values(path: Path) -> dict:
@@ -98,14 +100,20 @@ def stored_path(chapter: str, variant: str, project: Project | None = None) -> P
 
 def run(chapter: str, variant: str, project: Project | None = None, store: bool = False) -> dict:
     """Execute ``chapter`` with the variant's parameters (papermill, into a temporary folder: ``book/`` is not
-    touched) and return its record: chapter, variant, profile, changes, parameters, commit, date, run time and
+    touched; cells tagged :data:`READS_RUNS` left out) and return its record: chapter, variant, profile, changes, parameters, commit, date, run time and
     the glued values. ``store``: also write it where :func:`read` finds it."""
     project = project or Project()
     params = parameters(chapter, variant, project)  # bad input stops here, before any work
+    import papermill
+
     with tempfile.TemporaryDirectory(prefix="mtllib-exercise-") as scratch:
-        out = Path(scratch) / f"{chapter}.ipynb"
+        source = json.loads(project.source(chapter).read_text())
+        source["cells"] = [c for c in source["cells"] if READS_RUNS not in c.get("metadata", {}).get("tags", [])]
+        notebook, out = Path(scratch) / f"{chapter}.source.ipynb", Path(scratch) / f"{chapter}.ipynb"
+        notebook.write_text(json.dumps(source))
         start = time.perf_counter()
-        run_notebook(project, chapter, out, params)
+        papermill.execute_notebook(str(notebook), str(out), parameters=params, kernel_name="python3", progress_bar=False,
+                                   cwd=str(project.notebooks_dir))  # as the runner does (runner.run_notebook), less those cells
         seconds = time.perf_counter() - start
         glued = {k: v for k, v in glued_values(out).items() if not k.startswith("fig")}
     record = {"chapter": chapter, "variant": variant, "profile": PROFILE, "changes": variants(project)[chapter][variant],

@@ -13,10 +13,18 @@ from tiny import write_notebook
 GLUES = "from myst_nb import glue\nglue('double', f'{2 * x:.1f}', display=False)\nglue('items', [x, x], display=False)\nglue('word', name, display=False)"
 
 
+READS = "from myst_nb import glue\nglue('stored', exercises_read_this, display=False)"  # fails if it runs: nothing defines the name
+
+
 @pytest.fixture
 def project(tmp_path):
+    import nbformat
+
     (tmp_path / "notebooks" / "params").mkdir(parents=True)
-    write_notebook(tmp_path / "notebooks" / "alpha.ipynb", "x = 1\nname = 'a'", GLUES)
+    write_notebook(tmp_path / "notebooks" / "alpha.ipynb", "x = 1\nname = 'a'", GLUES, READS)
+    nb = nbformat.read(tmp_path / "notebooks" / "alpha.ipynb", as_version=4)
+    nb.cells[-1].metadata["tags"] = [exercises.READS_RUNS]  # the cell that reads stored runs: not part of a variant's run
+    nbformat.write(nb, tmp_path / "notebooks" / "alpha.ipynb")
     write_notebook(tmp_path / "notebooks" / "beta.ipynb", "y = 1", "print(y)")
     (tmp_path / "notebooks" / "params" / "lab.yml").write_text("alpha:\n  x: 3\nbeta: {}\n")
     (tmp_path / exercises.EXERCISES_FILE).write_text("alpha:\n  bigger: {x: 5}\n  renamed: {name: b}\n")
