@@ -31,29 +31,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from mtllib.book.exercises import glued_values as glued
 from mtllib.book.runner import Project, git_commit, run_notebook
 
 BUDGET_MINUTES = 5.0
 #: glued names that say what a chapter's gate let through: (count, its total under the names chapters use, label)
 COUNTS = (("n_learned", ("n_tasks",), "tasks learned"), ("n_verdict_pairs", ("n_pairs", "n_all_pairs"), "pairs in the verdicts"),
           ("n_judged", ("n_partners",), "partners judged"))
-
-
-def glued(path: Path) -> dict:
-    """The plain-text values a notebook glued (``myst_nb.glue``), by name."""
-    import ast
-
-    values = {}
-    for cell in json.loads(path.read_text())["cells"]:
-        for out in cell.get("outputs", []):
-            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
-            text = out.get("data", {}).get("application/papermill.record/text/plain")
-            if name and text is not None:
-                try:
-                    values[name] = ast.literal_eval(text)
-                except (ValueError, SyntaxError):
-                    values[name] = text
-    return values
 
 
 def what_it_shows(values: dict) -> str:
