@@ -137,3 +137,26 @@ def test_dataset_digest_reads_the_selected_rows():
     assert len({dataset_digest(full().select([2, 0])), dataset_digest(full().select([0, 2])), dataset_digest(full().select([2, 1])),
                 dataset_digest(full())}) == 4
     assert dataset_digest(full()) == dataset_digest(full()) != dataset_digest(Dataset.from_dict({"x": [1, 2, 3, 5], "y": ["a", "b", "c", "d"]}))
+
+
+def test_the_digest_is_sha256_of_compact_sorted_json_written_out():
+    """The recipe in the docstring, written out: a different canonical text would re-key every cache."""
+    import hashlib
+
+    assert digest({"b": 1, "a": [1, "x"]}) == hashlib.sha256(b'[{"a":[1,"x"],"b":1}]').hexdigest()
+    assert digest() == hashlib.sha256(b"[]").hexdigest()
+
+
+def test_a_foreign_from_import_does_not_end_the_scan():
+    assert imported_modules("from os import path\nfrom mtllib.data import tasks\nimport mtllib.runtime\n") == {
+        "mtllib.data", "mtllib.data.tasks", "mtllib.runtime"}
+
+
+def test_an_empty_tensor_digests_its_name_dtype_and_shape_only():
+    import hashlib
+
+    import torch
+
+    from mtllib.fingerprint import tensor_digest
+
+    assert tensor_digest({"e": torch.zeros(0)}) == hashlib.sha256(b"e|torch.float32|(0,)|").hexdigest()

@@ -139,7 +139,10 @@ class Project:
             if cell["cell_type"] != "code":
                 continue
             source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-            lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]  # IPython magics
+            # IPython magics and shell lines become `pass` at their indentation (dropped, one inside a block would
+            # leave the block empty and the scan would fail)
+            lines = [line[: len(line) - len(line.lstrip())] + "pass" if line.lstrip().startswith(("%", "!")) else line
+                     for line in source.splitlines()]
             found |= imported_modules("\n".join(lines))
         return sorted(found)
 

@@ -136,6 +136,29 @@ def test_state_compares_the_stored_hash_with_what_would_run_now(project, tmp_pat
     assert project.state("alpha", "smoke") == "stale"  # never executed by the runner
 
 
+@pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n\xff\xfe", b'{"cells": [], "metada', b'{"metadata": "x"}', b"[1, 2]"])
+def test_a_copy_that_cannot_be_read_is_stale_without_running_anything(project, content):
+    _copy_with_record(project, "alpha", {"source_hash": project.source_hash("alpha", {"x": 21})})
+    assert project.state("alpha", "cpu") == "fresh"
+    project.executed("alpha").write_bytes(content)
+    assert project.state("alpha", "cpu") == "stale"
+
+
+def test_a_cell_source_as_one_string_hashes_as_the_same_text_in_lines(project):
+    """nbformat allows either form; a notebook re-saved by another tool must not turn stale (or fresh) by it."""
+    raw = json.loads(project.source("alpha").read_text())
+    as_lines = project.source_hash("alpha", {"x": 21})
+    for cell in raw["cells"]:
+        cell["source"] = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+    project.source("alpha").write_text(json.dumps(raw))
+    assert project.source_hash("alpha", {"x": 21}) == as_lines
+    for cell in raw["cells"]:
+        text = cell["source"]
+        cell["source"] = [line for line in text.splitlines(keepends=True)]
+    project.source("alpha").write_text(json.dumps(raw))
+    assert project.source_hash("alpha", {"x": 21}) == as_lines
+
+
 def test_the_hash_covers_every_cell_its_kind_and_the_parameters(project):
     base = project.source_hash("alpha", {"x": 21})
     assert base == project.source_hash("alpha", {"x": 21}) and base != project.source_hash("alpha", {"x": 22})
@@ -157,7 +180,8 @@ def test_the_hash_covers_every_cell_its_kind_and_the_parameters(project):
 
 
 def test_the_import_scan_reads_code_cells_only_and_skips_magics(project, tmp_path):
-    _notebook(project.source("alpha"), "x = 1", "%matplotlib inline\n!ls\nimport mtllib.data.tasks", "from mtllib.analysis import stats as s")
+    _notebook(project.source("alpha"), "x = 1", "%matplotlib inline\n!ls\nimport mtllib.data.tasks", "from mtllib.analysis import stats as s",
+              "if True:\n    %time y = 1")  # an indented magic too
     nb = nbformat.read(project.source("alpha"), as_version=4)
     nb.cells.append(nbformat.v4.new_markdown_cell("```python\nimport mtllib.training.trainer\n```"))
     nbformat.write(nb, project.source("alpha"))
