@@ -66,7 +66,8 @@ test: $(STAMP)
 # listed under [tool.mutmut] in pyproject.toml one change at a time and runs the tests listed there against
 # each mutant; the report (benchmarks/results/mutation.md) lists the score per module and every survivor.
 # MUTANTS: the core modules whole, of the trainer only its batch construction, of the runner only its
-# staleness. Each run starts afresh (mutmut would otherwise keep results that older tests gave).
+# staleness (mutmut 3 does not mutate decorated functions: fingerprint._closure, under lru_cache, is reached
+# only through module_closure's tests). Each run starts afresh (mutmut would otherwise keep results that older tests gave).
 MUTANTS ?= "mtllib.analysis.importance*" "mtllib.analysis.dissociation*" "mtllib.training.iat*" \
 	"mtllib.training.samplers*" "mtllib.modeling.gates*" "mtllib.training.trainer.x_batch_indices*" \
 	"mtllib.training.trainer.x_eval_batches*" "mtllib.fingerprint*" "mtllib.book.runner.xǁProjectǁlibrary_modules*" \

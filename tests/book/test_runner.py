@@ -146,7 +146,9 @@ def test_a_copy_that_cannot_be_read_is_stale_without_running_anything(project, c
 
 def test_a_cell_source_as_one_string_hashes_as_the_same_text_in_lines(project):
     """nbformat allows either form; a notebook re-saved by another tool must not turn stale (or fresh) by it."""
+    _notebook(project.source("alpha"), "x = 1", "a = 1\nb = 2\nprint(a + b)")  # cells of several lines
     raw = json.loads(project.source("alpha").read_text())
+    assert any(isinstance(c["source"], list) and len(c["source"]) > 1 for c in raw["cells"])
     as_lines = project.source_hash("alpha", {"x": 21})
     for cell in raw["cells"]:
         cell["source"] = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
