@@ -30,7 +30,7 @@ from pathlib import Path
 import yaml
 
 from mtllib import checks
-from mtllib.book.runner import REPO_ROOT, Project, RunnerError, declared_parameters, git_commit
+from mtllib.book.runner import REPO_ROOT, Project, RunnerError, declared_parameters, git_commit, run_notebook
 
 PROFILE = "lab"
 EXERCISES_FILE = Path("notebooks") / "lab_exercises.yml"  #: relative to the project root
@@ -83,14 +83,18 @@ def variants(project: Project | None = None) -> dict[str, dict[str, dict]]:
     return data
 
 
-def parameters(chapter: str, variant: str, project: Project | None = None) -> dict:
-    """The chapter's ``lab`` parameters with the variant's changes."""
-    project = project or Project()
+def _changes(chapter: str, variant: str, project: Project) -> dict:
     named = variants(project)
     if chapter not in named or variant not in named[chapter]:
         known = ", ".join(f"{c}: {', '.join(v)}" for c, v in named.items()) or "none"
         raise checks.BadInput(f"no exercise variant {variant!r} of {chapter!r} in {EXERCISES_FILE}; variants: {known}")
-    return {**project.profile(PROFILE)[chapter], **named[chapter][variant]}
+    return named[chapter][variant]
+
+
+def parameters(chapter: str, variant: str, project: Project | None = None) -> dict:
+    """The chapter's ``lab`` parameters with the variant's changes."""
+    project = project or Project()
+    return {**project.profile(PROFILE)[chapter], **_changes(chapter, variant, project)}
 
 
 def stored_path(chapter: str, variant: str, project: Project | None = None) -> Path:
@@ -103,20 +107,18 @@ def run(chapter: str, variant: str, project: Project | None = None, store: bool 
     touched; cells tagged :data:`READS_RUNS` left out) and return its record: chapter, variant, profile, changes, parameters, commit, date, run time and
     the glued values. ``store``: also write it where :func:`read` finds it."""
     project = project or Project()
-    params = parameters(chapter, variant, project)  # bad input stops here, before any work
-    import papermill
-
+    changes = _changes(chapter, variant, project)  # bad input stops here, before any work
+    params = {**project.profile(PROFILE)[chapter], **changes}
     with tempfile.TemporaryDirectory(prefix="mtllib-exercise-") as scratch:
         source = json.loads(project.source(chapter).read_text())
         source["cells"] = [c for c in source["cells"] if READS_RUNS not in c.get("metadata", {}).get("tags", [])]
         notebook, out = Path(scratch) / f"{chapter}.source.ipynb", Path(scratch) / f"{chapter}.ipynb"
         notebook.write_text(json.dumps(source))
         start = time.perf_counter()
-        papermill.execute_notebook(str(notebook), str(out), parameters=params, kernel_name="python3", progress_bar=False,
-                                   cwd=str(project.notebooks_dir))  # as the runner does (runner.run_notebook), less those cells
+        run_notebook(project, chapter, out, params, source=notebook)
         seconds = time.perf_counter() - start
         glued = {k: v for k, v in glued_values(out).items() if not k.startswith("fig")}
-    record = {"chapter": chapter, "variant": variant, "profile": PROFILE, "changes": variants(project)[chapter][variant],
+    record = {"chapter": chapter, "variant": variant, "profile": PROFILE, "changes": changes,
               "parameters": params, "commit": git_commit(project.root), "executed_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "run_time_s": round(seconds, 1), "glued": glued}
     if store:

@@ -219,12 +219,13 @@ def _run_record_cell(record: dict):
     return cell
 
 
-def run_notebook(project: Project, name: str, out: Path, parameters: dict) -> None:
-    """papermill as the book runs it: the source of ``name`` with ``parameters`` into ``out``, from the
-    notebooks' folder (so relative paths resolve as in the book), without a progress bar."""
+def run_notebook(project: Project, name: str, out: Path, parameters: dict, source: Path | None = None) -> None:
+    """papermill as the book runs it: the source of ``name`` (or the notebook at ``source``, e.g. a copy with
+    cells left out) with ``parameters`` into ``out``, from the notebooks' folder (so relative paths resolve as
+    in the book), without a progress bar."""
     import papermill
 
-    papermill.execute_notebook(str(project.source(name)), str(out), parameters=parameters, kernel_name="python3",
+    papermill.execute_notebook(str(source or project.source(name)), str(out), parameters=parameters, kernel_name="python3",
                                progress_bar=False, cwd=str(project.notebooks_dir))
 
 
