@@ -85,7 +85,9 @@ def report(equivalent: dict[str, str]) -> tuple[str, bool]:
 
     lines = [f"# Mutation score of the core (mutmut {mutmut.__version__}, commit {commit})", "",
              f"Bar: at least {BAR:.0f}% of mutants killed per module; every survivor argued equivalent below or killed by a test. "
-             "Of `mtllib/training/trainer.py` only the batch construction is mutated (`batch_indices`, `eval_batches`), "
+             "Of `mtllib/modeling/multitask.py` only the per-example loss and the checkpoints are mutated "
+             "(`_per_example_loss`, `save_checkpoint`, `load_checkpoint`), "
+             "of `mtllib/training/trainer.py` only the batch construction (`batch_indices`, `eval_batches`), "
              "of `mtllib/book/runner.py` only the staleness of executed copies (`Project.library_modules`, `source_hash`, "
              "`state`): the Makefile's `MUTANTS`; the tests run are those listed under `[tool.mutmut]` in `pyproject.toml`.", "",
              "| module | mutants run | killed | survived: equivalent | survived: needs a GPU to kill | survived: unaccounted | not reached / timeout | score (%) |",

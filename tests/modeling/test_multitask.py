@@ -48,6 +48,12 @@ def test_every_task_kind_on_every_architecture(model_type, task):
 def test_losses_match_hand_computation():
     model = _model()
     batch, labels = random_batch(4), _labels()
+    out = model(**batch, **labels, task="topic")
+    logits, y = out.logits["topic"].double(), labels["labels"].long()
+    # cross-entropy written out: minus the log of the softmax at the true class
+    expected = torch.stack([-(logits[b, y[b]] - torch.log(torch.exp(logits[b]).sum())) for b in range(4)])
+    torch.testing.assert_close(out.per_example_loss.double(), expected)
+    torch.testing.assert_close(out.loss.double(), expected.mean())
     out = model(**batch, **labels, task="tags")
     logits, target = out.logits["tags"], labels["token_labels"]
     for b in range(4):
