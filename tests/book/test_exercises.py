@@ -89,3 +89,15 @@ def test_the_command_line_checks_every_request_before_the_first_run(project, mon
     assert exercises.main(["run", "beta"]) == 2 and "'beta' has no exercise variants" in capsys.readouterr().err
     assert exercises.main(["run", "alpha"]) == 0 and [a[:2] for a in ran] == [("alpha", "bigger"), ("alpha", "renamed")]
     assert exercises.main(["list"]) == 0 and "alpha bigger: x=5" in capsys.readouterr().out
+
+
+def test_every_variant_of_the_book_has_a_stored_run_that_matches_the_lab_profile():
+    """The book's own exercises (notebooks/lab_exercises.yml): a chapter whose solution reads a variant's stored run
+    fails to execute when the run is missing or was made with other parameters; this says so without executing it."""
+    book_variants = exercises.variants()
+    assert book_variants, "the book has predict-then-run exercises"
+    for chapter, variants in book_variants.items():
+        for variant in variants:
+            record = exercises.read(chapter, variant)  # BadInput when missing or made with other parameters
+            assert (record["chapter"], record["variant"], record["profile"]) == (chapter, variant, "lab")
+            assert record["glued"], f"the stored run of {chapter} {variant} glued nothing"
