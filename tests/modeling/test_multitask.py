@@ -196,3 +196,63 @@ def test_checkpoint_with_a_new_task_list_keeps_the_encoder_and_makes_a_fresh_hea
     # a task of the same name and shape gets its saved head back
     again = load_checkpoint(tmp_path / "m.pt", [TASKS[0]])
     assert all(torch.equal(a, b) for a, b in zip(again.heads["topic"].parameters(), model.heads["topic"].parameters()))
+
+
+def test_sequence_labelling_loss_averages_over_the_scored_tokens_only():
+    """One scored token: the loss is that token's cross-entropy; none scored: 0 (not NaN)."""
+    model = _model()
+    batch = random_batch(2)
+    tags = torch.full((2, 7), -100)
+    tags[0, 3] = 2
+    out = model(**batch, token_labels=tags, task="tags")
+    logits = out.logits["tags"].double()
+    by_hand = -(logits[0, 3, 2] - torch.log(torch.exp(logits[0, 3]).sum()))
+    torch.testing.assert_close(out.per_example_loss[0].double(), by_hand)
+    assert out.per_example_loss[1].item() == 0.0
+
+
+def test_a_qa_batch_without_end_positions_has_no_loss():
+    model = _model()
+    out = model(**random_batch(2), start_positions=torch.tensor([1, 2]), task="qa")
+    assert out.loss is None and out.per_example_loss is None and out.logits["qa"].shape == (2, 7, 2)
+
+
+def test_a_checkpoint_is_saved_into_folders_that_do_not_exist_yet(tmp_path):
+    model = _model()
+    save_checkpoint(model, tmp_path / "runs" / "seed0" / "m.pt")
+    assert sorted(p.name for p in (tmp_path / "runs" / "seed0").iterdir()) == ["m.pt"]  # no temporary file left
+    assert list(load_checkpoint(tmp_path / "runs" / "seed0" / "m.pt").heads) == [t.name for t in TASKS]
+
+
+def test_a_file_that_is_no_checkpoint_is_refused_with_its_name_and_the_error(tmp_path):
+    (tmp_path / "cut.pt").write_bytes(b"\x80\x02truncated")
+    with pytest.raises(ValueError, match=r"checkpoint .*cut\.pt cannot be read \(\w*Error: .*truncated, corrupt or not a mtllib checkpoint"):
+        load_checkpoint(tmp_path / "cut.pt")
+    torch.save({"weights": torch.zeros(2)}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match=r"other\.pt cannot be read \(KeyError: 'state_dict'\)"):
+        load_checkpoint(tmp_path / "other.pt")
+
+
+def test_a_checkpoint_without_encoder_weights_is_refused_for_a_new_task_list(tmp_path):
+    save_checkpoint(_model(), tmp_path / "m.pt")
+    payload = torch.load(tmp_path / "m.pt", weights_only=False)
+    dropped = "encoder.embeddings.word_embeddings.weight"
+    del payload["state_dict"][dropped]
+    torch.save(payload, tmp_path / "m.pt")
+    with pytest.raises(RuntimeError, match=rf"m\.pt lacks encoder weights: \['{dropped}'\]"):
+        load_checkpoint(tmp_path / "m.pt", [TaskSpec("target", "classification", 2)])
+
+
+def test_a_task_of_a_saved_name_but_another_label_count_gets_a_fresh_head(tmp_path):
+    model = _model()
+    save_checkpoint(model, tmp_path / "m.pt")
+    loaded = load_checkpoint(tmp_path / "m.pt", [TaskSpec("topic", "classification", 3)])
+    assert loaded.heads["topic"].out.weight.shape == (3, model.config.hidden_size)
+    assert not torch.equal(loaded.heads["topic"].dense.weight, model.heads["topic"].dense.weight)
+
+
+def test_a_checkpoint_loads_with_the_dropout_asked_for(tmp_path):
+    save_checkpoint(_model(), tmp_path / "m.pt")
+    for tasks in (None, [TaskSpec("target", "classification", 2)]):
+        loaded = load_checkpoint(tmp_path / "m.pt", tasks, dropout=0.37)
+        assert {h.dropout.p for h in loaded.heads.values()} == {0.37}
