@@ -182,11 +182,20 @@ def test_iat_delta_1_starts_from_the_first_step(data, tokenizer):
     assert result.trainable_heads and not pd.Series(result.log.loss).equals(pd.Series(_run(data, tokenizer, epochs=1)[1].log.loss))
 
 
-def test_heterogeneous_batches_mix_tasks_and_cover_every_example(data, tokenizer):
+def test_heterogeneous_batches_mix_tasks_and_cover_every_example(data, tokenizer, monkeypatch):
+    import mtllib.training.trainer as trainer
+
+    seen, make_batch = [], trainer._make_batch
+    monkeypatch.setattr(trainer, "_make_batch", lambda d, e, task, members: seen.append((task, list(members))) or make_batch(d, e, task, members))
     _, result = _run(data, tokenizer, batching="heterogeneous", epochs=1)
     total = sum(len(data[n].features["train"]) for n in NAMES)
-    assert (result.log.task == "mixed").all() and len(result.log) == int(np.ceil(total / 8))
+    assert (result.log.task == "mixed").all() and len(result.log) == len(seen) == int(np.ceil(total / 8))
     assert np.isfinite(result.log.loss).all()
+    # every training example of every task exactly once in the epoch, and batches that hold several tasks
+    trained = sorted(m for _, members in seen for m in members)
+    assert trained == sorted((n, i) for n in NAMES for i in range(len(data[n].features["train"])))
+    assert all(task is None for task, _ in seen)
+    assert sum(len({n for n, _ in members}) > 1 for _, members in seen) > len(seen) // 2
 
 
 def test_frozen_encoder_trains_heads_only(data, tokenizer):
@@ -246,10 +255,14 @@ def test_few_shot_from_a_multi_task_checkpoint(data, tokenizer, tmp_path):
     save_checkpoint(model, tmp_path / "mtl.pt")
     target = data["bbc-topic"]
     spec = target.task.spec()
-    table = few_shot(lambda: load_checkpoint(tmp_path / "mtl.pt", [spec]), target, ks=[2], seeds=[0, 1],
+    made = []
+    table = few_shot(lambda: made.append(load_checkpoint(tmp_path / "mtl.pt", [spec])) or made[-1], target, ks=[2], seeds=[0, 1],
                      config=TrainConfig(epochs=2, batch_size=4, lr=1e-3, keep_best=False), progress=False)
     assert table[["k", "seed"]].values.tolist() == [[2, 0], [2, 1]]
-    assert table["accuracy"].between(0, 100).all()
+    # each row is the validation score of the model fine-tuned for that (k, seed), evaluated afresh here
+    for row, model_of_run in zip(table.itertuples(), made):
+        again = evaluate(model_of_run, {target.task.name: target}, "validation")
+        assert row.accuracy == again.loc[target.task.name, "accuracy"]
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_checkpoint(tmp_path / "missing.pt", [spec])
 
