@@ -67,7 +67,8 @@ test: $(STAMP)
 # each mutant; the report (benchmarks/results/mutation.md) lists the score per module and every survivor.
 # MUTANTS: the core modules whole, of the multi-task model only its per-example loss and checkpoints, of the
 # trainer only its batch construction, of the runner only its staleness (mutmut 3 does not mutate decorated
-# functions: fingerprint._closure, under lru_cache, is reached only through module_closure's tests). Each run starts afresh (mutmut would otherwise keep results that older tests gave).
+# functions: fingerprint._closure, under lru_cache, is reached only through module_closure's tests). Each run
+# starts afresh (mutmut would otherwise keep results that older tests gave).
 MUTANTS ?= "mtllib.analysis.importance*" "mtllib.analysis.dissociation*" "mtllib.training.iat*" \
 	"mtllib.training.samplers*" "mtllib.modeling.gates*" "mtllib.modeling.multitask.x__per_example_loss*" \
 	"mtllib.modeling.multitask.x_save_checkpoint*" "mtllib.modeling.multitask.x_load_checkpoint*" "mtllib.training.trainer.x_batch_indices*" \
