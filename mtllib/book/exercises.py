@@ -13,7 +13,7 @@ runs the same variants with
 
 which prints what each run glued (``--store`` writes the stored copy; maintainers only). A chapter reads a
 stored run with :func:`read`, which refuses one whose parameters are no longer what the file and the ``lab``
-profile say (re-run it), in a cell tagged :data:`READS_RUNS`; a variant's own run leaves those cells out (they
+profile say (re-run it), or with :func:`glue_runs`, in a cell tagged :data:`READS_RUNS`; a variant's own run leaves those cells out (they
 would read the runs being made). The stored runs are committed: nothing here depends on a local cache.
 """
 
@@ -142,6 +142,36 @@ def read(chapter: str, variant: str, project: Project | None = None) -> dict:
         raise checks.BadInput(f"the stored run {path} ran with other parameters than {EXERCISES_FILE} and the {PROFILE} profile give now: "
                               f"re-run it (`python -m mtllib.book.exercises run {chapter} {variant} --store`)")
     return record
+
+
+def glue_runs(chapter: str, keys, names=None, project: Project | None = None, glue=None) -> dict[str, dict]:
+    """What a chapter's solution reads: the stored run of each variant (``names``, default every variant of the
+    chapter in the exercises file, in its order; see :func:`read`), with each of ``keys`` that the run glued glued
+    again as ``{variant}_{key}`` for the solution's table. ``keys``: glued names, or a mapping of glued name to the
+    name used after the variant (``{"ex_D": "D"}`` glues the run's ``ex_D`` as ``alpha10_D``). Returns the records
+    by variant. Every run and key is checked before anything is glued. ``glue``: ``myst_nb.glue`` unless given."""
+    project = project or Project()
+    keys = dict(keys) if isinstance(keys, dict) else {k: k for k in keys}
+    names = list(names) if names is not None else list(variants(project).get(chapter, {}))
+    if not names:
+        raise checks.BadInput(f"{chapter!r} has no exercise variants in {EXERCISES_FILE}")
+    records = {v: read(chapter, v, project) for v in names}
+    for v, record in records.items():
+        missing = sorted(set(keys) - set(record["glued"]))
+        if missing:
+            raise checks.BadInput(f"the stored run {stored_path(chapter, v, project)} glued no {', '.join(missing)}: the chapter glues "
+                                  f"them now, so re-run it (`python -m mtllib.book.exercises run {chapter} {v} --store`)")
+    if glue is None:
+        from myst_nb import glue
+    for v, record in records.items():
+        for key, name in keys.items():
+            glue(f"{v}_{name}", record["glued"][key], display=False)
+    return records
+
+
+def run_minutes(records: dict[str, dict]) -> str:
+    """The run times of stored runs in minutes, one decimal, in order: ``"2.8 / 0.6 / 0.6"``."""
+    return " / ".join(f"{r['run_time_s'] / 60:.1f}" for r in records.values())
 
 
 def main(argv: list[str] | None = None) -> int:

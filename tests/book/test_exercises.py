@@ -80,6 +80,37 @@ def test_a_run_without_store_writes_nothing(project):
     assert not (project.root / exercises.RESULTS_DIR).exists()
 
 
+def test_glue_runs_glues_each_key_of_each_stored_run_under_its_variant(project):
+    bigger = exercises.run("alpha", "bigger", project, store=True)
+    renamed = exercises.run("alpha", "renamed", project, store=True)
+    glued = []
+    record = lambda name, value, display: glued.append((name, value, display))
+    records = exercises.glue_runs("alpha", {"double": "twice", "word": "word"}, project=project, glue=record)
+    assert records == {"bigger": bigger, "renamed": renamed}  # every variant of the chapter, in the file's order
+    assert glued == [("bigger_twice", "10.0", False), ("bigger_word", "a", False),
+                     ("renamed_twice", "6.0", False), ("renamed_word", "b", False)]
+    glued.clear()
+    assert list(exercises.glue_runs("alpha", ["items"], names=["renamed"], project=project, glue=record)) == ["renamed"]
+    assert glued == [("renamed_items", [3, 3], False)]
+    records["bigger"]["run_time_s"], records["renamed"]["run_time_s"] = 168.0, 33.0
+    assert exercises.run_minutes(records) == "2.8 / 0.6"
+
+
+def test_glue_runs_checks_every_run_and_key_before_gluing_any(project):
+    exercises.run("alpha", "bigger", project, store=True)
+    exercises.run("alpha", "renamed", project, store=True)
+    glued = []
+    record = lambda name, value, display: glued.append(name)
+    with pytest.raises(checks.BadInput, match=r"alpha\.renamed\.json glued no absent: .*re-run it"):
+        exercises.glue_runs("alpha", ["word", "absent"], names=["bigger", "renamed"][::-1], project=project, glue=record)
+    exercises.stored_path("alpha", "renamed", project).unlink()
+    with pytest.raises(checks.BadInput, match="no stored run of exercise variant 'renamed'"):
+        exercises.glue_runs("alpha", ["word"], project=project, glue=record)
+    with pytest.raises(checks.BadInput, match="'beta' has no exercise variants"):
+        exercises.glue_runs("beta", ["word"], project=project, glue=record)
+    assert glued == []
+
+
 def test_the_command_line_checks_every_request_before_the_first_run(project, monkeypatch, capsys):
     monkeypatch.setattr(exercises, "REPO_ROOT", project.root)
     ran = []
