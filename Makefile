@@ -66,8 +66,8 @@ test: $(STAMP)
 # listed under [tool.mutmut] in pyproject.toml one change at a time and runs the tests listed there against
 # each mutant; the report (benchmarks/results/mutation.md) lists the score per module and every survivor.
 # MUTANTS: the core modules whole, of the multi-task model only its per-example loss and checkpoints, of the
-# trainer only its batch construction, of the runner only its staleness, of the IAP experiment only the pruning
-# (which heads, which rows) (mutmut 3 does not mutate decorated
+# trainer only its batch construction, of the runner only its staleness, of the IAP experiment only its pruning table
+# (which evaluation each row is) (mutmut 3 does not mutate decorated
 # functions: fingerprint._closure, under lru_cache, is reached only through module_closure's tests). Each run
 # starts afresh (mutmut would otherwise keep results that older tests gave).
 MUTANTS ?= "mtllib.analysis.importance*" "mtllib.analysis.dissociation*" "mtllib.training.iat*" \
@@ -75,7 +75,7 @@ MUTANTS ?= "mtllib.analysis.importance*" "mtllib.analysis.dissociation*" "mtllib
 	"mtllib.modeling.multitask.x_save_checkpoint*" "mtllib.modeling.multitask.x_load_checkpoint*" "mtllib.training.trainer.x_batch_indices*" \
 	"mtllib.training.trainer.x_eval_batches*" "mtllib.fingerprint*" "mtllib.book.runner.xǁProjectǁlibrary_modules*" \
 	"mtllib.book.runner.xǁProjectǁsource_hash*" "mtllib.book.runner.xǁProjectǁstate*" \
-	"mtllib.experiments.iap.x_pruning_table*" "mtllib.experiments.iap.x_run_experiment*"
+	"mtllib.experiments.iap.x_pruning_table*"
 mutation: $(STAMP)
 	$(BIN)/python -m pip install --quiet "mutmut==3.8.1"
 	rm -rf mutants

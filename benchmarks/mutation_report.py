@@ -89,7 +89,7 @@ def report(equivalent: dict[str, str]) -> tuple[str, bool]:
              "(`_per_example_loss`, `save_checkpoint`, `load_checkpoint`), "
              "of `mtllib/training/trainer.py` only the batch construction (`batch_indices`, `eval_batches`), "
              "of `mtllib/book/runner.py` only the staleness of executed copies (`Project.library_modules`, `source_hash`, "
-             "`state`), of `mtllib/experiments/iap.py` only the pruning (`pruning_table`, `run_experiment`): the Makefile's `MUTANTS`; the tests run are those listed under `[tool.mutmut]` in `pyproject.toml`.", "",
+             "`state`), of `mtllib/experiments/iap.py` only the pruning table (`pruning_table`): the Makefile's `MUTANTS`; the tests run are those listed under `[tool.mutmut]` in `pyproject.toml`.", "",
              "| module | mutants run | killed | survived: equivalent | survived: needs a GPU to kill | survived: unaccounted | not reached / timeout | score (%) |",
              "|---|---|---|---|---|---|---|---|"]
     details, ok = [], True
