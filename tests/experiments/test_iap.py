@@ -130,3 +130,47 @@ def test_iap_prunes_the_top_alpha_heads_and_each_row_is_that_evaluation(tiny):
             assert result.perf.loc[pruned, evaluated] == pytest.approx(accuracy(evaluated, result.masks[pruned]))
         randoms = [select_heads(result.importance[tasks[0]], 0.25, "random", seed=3 * 100 + r) for r in range(2)]
         assert result.perf.loc["Random", evaluated] == pytest.approx(np.mean([accuracy(evaluated, m) for m in randoms]))
+
+
+def test_pruning_table_rows_are_the_evaluations_with_each_mask(monkeypatch):
+    """Table 3's bookkeeping against a stand-in for the model: an evaluation whose predictions depend on which
+    heads are gated off, so every mask gives other scores. Each task's row is the evaluation with that task's
+    mask, Random the per-task mean over the random masks, Base the unpruned evaluation; the per-example
+    correctness (what the bootstrap resamples) follows the same rows, Random's as the mean over its masks."""
+    from types import SimpleNamespace
+
+    from mtllib.training import trainer
+
+    golds = {"a": np.array([0, 1, 1, 0, 1, 0, 0, 1]), "b": np.array([1, 1, 0, 0, 1, 1, 0, 0])}
+    offset = {"a": 0, "b": 3}
+
+    def hits(task, mask):  # example j is wrong when head (j + offset) is pruned: the stand-in's rule
+        pruned = np.zeros(6, dtype=bool) if mask is None else mask.flatten().numpy().astype(bool)
+        return np.array([not pruned[(j + offset[task]) % 6] for j in range(len(golds[task]))], dtype=float)
+
+    def fake_predict(model, td, split, batch_size, device, gates):
+        assert (model, split, batch_size, device) == ("model", "test", 64, "the device")  # the defaults, passed through
+        mask = None if gates is None else gates == 0
+        right = hits(td.name, mask).astype(bool)
+        g = golds[td.name]
+        return list(np.where(right, g, 1 - g)), list(g)
+
+    monkeypatch.setattr(trainer, "predict", fake_predict)
+    data = {t: SimpleNamespace(name=t, task=SimpleNamespace(main_metric="accuracy")) for t in golds}
+    m = lambda *heads: torch.tensor([[h in heads for h in range(3)], [h + 3 in heads for h in range(3)]])
+    masks = {"a": m(0, 1), "b": m(4)}
+    randoms = [m(2), m(3, 5), m(0, 4, 5)]
+    correct: dict = {}
+    table = iap.pruning_table("model", data, masks, randoms, device="the device", correct=correct)
+
+    assert list(table.index) == ["a", "b", "Random", "Base"] and list(table.columns) == ["a", "b"]
+    for t in golds:
+        for row, mask in masks.items():
+            assert table.loc[row, t] == pytest.approx(100 * hits(t, mask).mean())
+            np.testing.assert_array_equal(correct[row][t], hits(t, mask))
+        assert table.loc["Random", t] == pytest.approx(np.mean([100 * hits(t, r).mean() for r in randoms]))
+        np.testing.assert_allclose(correct["Random"][t], np.mean([hits(t, r) for r in randoms], axis=0))
+        assert table.loc["Base", t] == 100.0
+        np.testing.assert_array_equal(correct["Base"][t], np.ones(len(golds[t])))
+    assert table.loc["a", "a"] != table.loc["b", "a"]  # the masks matter to the scores
+    pd.testing.assert_frame_equal(iap.pruning_table("model", data, masks, randoms, device="the device"), table)  # correct=None: same table
