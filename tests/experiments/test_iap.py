@@ -164,6 +164,7 @@ def test_pruning_table_rows_are_the_evaluations_with_each_mask(monkeypatch):
     table = iap.pruning_table("model", data, masks, randoms, device="the device", correct=correct)
 
     assert list(table.index) == ["a", "b", "Random", "Base"] and list(table.columns) == ["a", "b"]
+    assert (table.index.name, table.columns.name) == ("pruned", "evaluated")  # the axes as the book's tables label them
     for t in golds:
         for row, mask in masks.items():
             assert table.loc[row, t] == pytest.approx(100 * hits(t, mask).mean())
