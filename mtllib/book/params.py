@@ -111,6 +111,18 @@ def _method_sizes(name, v):
     return v
 
 
+def _variants(name, v):
+    """A mapping ``{variant name: {method: ..., AdapterConfig field: value}}`` (the fields and their values are
+    checked against the model by :func:`mtllib.experiments.adapters.check_variants`, still before any work)."""
+    if not isinstance(v, dict) or not v:
+        checks._fail(name, v, "a mapping {name: {method: pals, placement: final_half}}")
+    for variant, kw in v.items():
+        checks.text(f"{name} key", variant)
+        if not isinstance(kw, dict) or "method" not in kw:
+            checks._fail(f"{name}[{variant!r}]", kw, "a mapping with a method, such as {method: pals, connection: serial}")
+    return v
+
+
 def _sampler(name, v):
     from mtllib.training.samplers import SAMPLERS
 
@@ -159,7 +171,8 @@ _PREFINETUNE["targets"] = _groups  # every group's targets, {group: [task, ...]}
 
 #: notebook -> {parameter: rule(name, value)}, tested by tests/book/test_params.py
 RULES: dict[str, dict] = {
-    "01_offline_model_and_data": {"model": _model, "max_articles": _optional_count, "max_tweets": _optional_count, "seed": _int(0)},
+    "01_offline_model_and_data": {"model": _model, "max_articles": _optional_count, "max_tweets": _optional_count, "seed": _int(0),
+                                  "silver_summary": checks.boolean},
     "01b_iap_by_hand": {**{k: r for k, r in _TRAINING.items() if k != "seeds"}, "task": _task, "demo_examples": _int(1), "alpha": _fraction},
     "02_dual_task_iap": {**_TRAINING, "tasks": _tasks(2), "pairs": _pairs, "alpha": _fraction, "frozen_seeds": _optional_seeds, "frozen_lr": _positive},
     "03_multitask_iap": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "n_random": _int(0)},
@@ -167,6 +180,8 @@ RULES: dict[str, dict] = {
     "05_input_paradigm": {**_TRAINING, "single_task": _task, "pair_version": _task, "partners": _tasks(1), "alpha": _fraction},
     "06_bert_and_pals": {**{k: r for k, r in _TRAINING.items() if k != "importance_batches"}, "tasks": _tasks(2),
                          "methods": _methods, "sizes": _method_sizes, "sampler": _sampler},
+    "06b_pals_placement": {**{k: r for k, r in _TRAINING.items() if k != "importance_batches"}, "tasks": _tasks(2),
+                           "variants": _variants, "sampler": _sampler},
     "07_important_head_training": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "iap_alpha": _fraction,
                                    "sweep_seeds": _optional_seeds, "sweep_alphas": _fractions, "sweep_deltas": _fractions,
                                    "sampler": _sampler},
@@ -267,6 +282,9 @@ def _feasible(notebook: str, values: dict) -> None:
         short = {t: sizes[t][split] for t in used if t in sizes and per_task(value, t) is not None and sizes[t][split] < per_task(value, t)}
         if short:
             raise checks.BadInput(f"{notebook}: {param}={value} is more than the {split} split of {short} holds; use at most that many or None (all)")
+    if values.get("ablation_k") is not None and values.get("ks") is not None and values["ablation_k"] not in values["ks"]:
+        raise checks.BadInput(f"{notebook}: ablation_k={values['ablation_k']} is not among ks={values['ks']}: Table 8 sets the "
+                              "random-heads models beside the baseline and IAT at that k, so those run there too; add it to ks or use None")
     if isinstance(values.get("demo_examples"), int) and isinstance(values.get("max_train"), int) and values["demo_examples"] > values["max_train"]:
         raise checks.BadInput(f"{notebook}: demo_examples={values['demo_examples']} exceeds max_train={values['max_train']} (the batch comes from the training examples)")
     if isinstance(values.get("transfer_train"), int) and isinstance(values.get("max_train"), int) and values["transfer_train"] > values["max_train"]:

@@ -94,6 +94,7 @@ def test_papermill_sees_every_name_the_parameters_cell_assigns(name):
     ({"ks": []}, "at least 1"),
     ({"few_shot_seeds": [0, -1]}, "few_shot_seeds"),
     ({"ablation_k": 0}, "ablation_k"),
+    ({"ks": [16], "ablation_k": 4}, r"ablation_k=4 is not among ks=\[16\]"),  # Table 8 would have no IAT row to compare
 ])
 def test_few_shot_parameters_are_refused_before_any_work(change, match):
     values = runner.default_parameters(PROJECT.source("08_few_shot_transfer"))
@@ -172,3 +173,24 @@ def test_the_transfer_chapters_of_a_profile_share_their_settings(profile):
     for v in targets.values():  # every target a chapter fine-tunes was drawn by 09a for its group
         assert set(v["targets"]) <= set(pre["targets"][v["target_group"]])
 
+
+
+def test_placement_chapter_parameters():
+    base = dict(model="offline", tasks=["bbc-topic", "tweet-sentiment"], variants={"pals": {"method": "pals"}}, seeds=[0],
+                max_train=32, max_eval=32, max_length=64, epochs=1, batch_size=16, lr=1e-4, sampler="proportional", device="cpu")
+    assert check_parameters(base, "06b_pals_placement")["variants"] == {"pals": {"method": "pals"}}
+    with pytest.raises(checks.BadInput, match="variants"):
+        check_parameters({**base, "variants": ["pals"]}, "06b_pals_placement")
+    with pytest.raises(checks.BadInput, match=r"variants\['pals'\]"):
+        check_parameters({**base, "variants": {"pals": {"placement": "final_half"}}}, "06b_pals_placement")
+    with pytest.raises(checks.BadInput, match="variants"):
+        check_parameters({**base, "variants": {}}, "06b_pals_placement")
+
+
+def test_data_chapter_parameters():
+    base = dict(model="offline", max_articles=300, max_tweets=None, seed=0, silver_summary=False)
+    assert check_parameters(base, "01_offline_model_and_data")["silver_summary"] is False
+    with pytest.raises(checks.BadInput, match="silver_summary"):
+        check_parameters({**base, "silver_summary": "no"}, "01_offline_model_and_data")
+    with pytest.raises(checks.BadInput, match="max_articles"):
+        check_parameters({**base, "max_articles": 0}, "01_offline_model_and_data")
