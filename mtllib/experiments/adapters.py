@@ -4,7 +4,9 @@ seed, trained through the model cache, every task scored on its test split and g
 ``shared`` (task heads only) is built and trained exactly as the IAP chapters build their multi-task models
 (:func:`mtllib.experiments.iap.run_experiment`), so with the same recipe it comes from their cache;
 ``separate`` trains one single-task model per task; every other method attaches an
-:class:`~mtllib.modeling.adapters.AdapterConfig` before training.
+:class:`~mtllib.modeling.adapters.AdapterConfig` before training. Table 2 compares *methods* (one configuration
+each, :func:`run_methods`); Sec. 5.2 compares *variants* of one method, named by the chapter (PALs in every
+layer, in the final half, serial instead of parallel; :func:`run_variants`).
 """
 
 from __future__ import annotations
@@ -58,40 +60,95 @@ def _train_one(model_name, task_names, seed, adapter: AdapterConfig, data, confi
     return gate, test, seconds
 
 
+def variant_configs(variants: dict, default_sizes: dict | None = None) -> dict[str, AdapterConfig]:
+    """The :class:`AdapterConfig` of each named variant (``{name: {"method": ..., field: value}}``, e.g.
+    ``{"pals_final_half": {"method": "pals", "placement": "final_half"}}``; Sec. 5.2 of "BERT and PALs").
+    A variant that gives no ``size`` takes ``default_sizes[method]`` (``{method: {field: value}}``, e.g. the
+    sizes matched to a parameter budget), so variants of one method share its d_s."""
+    if not isinstance(variants, dict) or not variants:
+        raise AdapterError(f"variants must be a non-empty mapping {{name: {{method: ..., ...}}}}, got {variants!r}")
+    fields = [f.name for f in dataclasses.fields(AdapterConfig)]
+    configs = {}
+    for name, kw in variants.items():
+        if not isinstance(name, str) or not name:
+            raise AdapterError(f"variant names are non-empty strings, got {name!r}")
+        if not isinstance(kw, dict) or "method" not in kw:
+            raise AdapterError(f"variant {name!r}: give a mapping with a method, e.g. {{method: pals, placement: final_half}}; got {kw!r}")
+        unknown = sorted(set(kw) - set(fields))
+        if unknown:
+            raise AdapterError(f"variant {name!r}: unknown field(s) {unknown}; the fields are {fields}")
+        defaults = (default_sizes or {}).get(kw["method"], {}) if "size" not in kw else {}
+        configs[name] = AdapterConfig(**{**defaults, **kw})
+    return configs
+
+
+def check_variants(configs: dict[str, AdapterConfig], encoder_config) -> None:
+    """Every variant's method and sizes valid for the encoder, before any training; an error names the variant."""
+    if not configs:
+        raise AdapterError("name at least one variant")
+    for name, cfg in configs.items():
+        try:
+            cfg.check(encoder_config)
+        except AdapterError as err:
+            raise AdapterError(f"variant {name!r}: {err}") from None
+
+
+def run_variants(model_name: str, task_names: list[str], variants: dict[str, AdapterConfig], seeds: list[int], data: dict,
+                 train_config, progress: bool = False) -> pd.DataFrame:
+    """One row per (variant, seed, task): ``score`` (test, main metric), the gate's ``validation``,
+    ``majority`` and ``learned``, and ``train_seconds`` (of the model that holds the task; for ``separate``
+    the single-task model's). Each variant's models go through the model cache, keyed by their configuration
+    (placement and connection included), so a variant equal to another chapter's method comes from its cache."""
+    from transformers import AutoConfig
+
+    from mtllib.data.assets import resolve_model
+
+    check_variants(variants, AutoConfig.from_pretrained(resolve_model(model_name)))
+    rows = []
+    for name, adapter in variants.items():
+        for seed in seeds:
+            config = dataclasses.replace(train_config, seed=seed)
+            groups = [[t] for t in task_names] if adapter.method == "separate" else [list(task_names)]
+            for group in groups:
+                gate, test, seconds = _train_one(model_name, group, seed, adapter, data, config, progress)
+                for t in group:
+                    rows.append({"variant": name, "seed": seed, "task": t, "score": float(test.loc[t, "score"]),
+                                 "validation": float(gate.loc[t, "score"]), "majority": float(gate.loc[t, "majority"]),
+                                 "learned": bool(gate.loc[t, "learned"]), "train_seconds": seconds})
+    return pd.DataFrame(rows, columns=["variant", "seed", "task", "score", "validation", "majority", "learned", "train_seconds"])
+
+
 def run_methods(model_name: str, task_names: list[str], methods: list[str], seeds: list[int], data: dict, train_config,
                 sizes: dict | None = None, progress: bool = False) -> pd.DataFrame:
-    """One row per (method, seed, task): ``score`` (test, main metric), the gate's ``validation``,
-    ``majority`` and ``learned``, and ``train_seconds`` (of the model that holds the task; for ``separate``
-    the single-task model's)."""
+    """:func:`run_variants` with one variant per method (named by it, sized by ``sizes``), the first column
+    named ``method``."""
     from transformers import AutoConfig
 
     from mtllib.data.assets import resolve_model
 
     check_methods(methods, sizes, AutoConfig.from_pretrained(resolve_model(model_name)))
-    rows = []
-    for method in methods:
-        adapter = method_config(method, sizes)
-        for seed in seeds:
-            config = dataclasses.replace(train_config, seed=seed)
-            groups = [[t] for t in task_names] if method == "separate" else [list(task_names)]
-            for group in groups:
-                gate, test, seconds = _train_one(model_name, group, seed, adapter, data, config, progress)
-                for t in group:
-                    rows.append({"method": method, "seed": seed, "task": t, "score": float(test.loc[t, "score"]),
-                                 "validation": float(gate.loc[t, "score"]), "majority": float(gate.loc[t, "majority"]),
-                                 "learned": bool(gate.loc[t, "learned"]), "train_seconds": seconds})
-    return pd.DataFrame(rows)
+    variants = {m: method_config(m, sizes) for m in methods}
+    return run_variants(model_name, task_names, variants, seeds, data, train_config, progress).rename(columns={"variant": "method"})
+
+
+def variant_table(encoder_config, configs: dict[str, AdapterConfig], num_tasks: int) -> pd.DataFrame:
+    """Table 1's accounting for named configurations on an encoder: method, d_s, adapted layers, parameters one
+    task adds, and the multiplier (shared encoder plus every task's additions, over the encoder; output heads
+    excluded)."""
+    from mtllib.modeling.adapters import added_parameters
+
+    rows = {}
+    for name, cfg in configs.items():
+        layers = cfg.check(encoder_config)
+        fields = {k: v for k, v in dataclasses.asdict(cfg).items() if k != "method"}
+        rows[name] = {"method": cfg.method, "d_s": DASH if cfg.d_s is None else cfg.d_s,
+                      "layers": ", ".join(map(str, layers)) if layers else DASH, "added per task": added_parameters(encoder_config, cfg),
+                      "multiplier": parameter_multiplier(encoder_config, cfg.method, num_tasks, **fields)}
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def parameter_table(encoder_config, methods: list[str], num_tasks: int, sizes: dict | None = None) -> pd.DataFrame:
     """Table 1's accounting for ``methods`` on an encoder: d_s, parameters one task adds, and the multiplier
     (shared encoder plus every task's additions, over the encoder; output heads excluded)."""
-    from mtllib.modeling.adapters import added_parameters
-
-    rows = {}
-    for m in methods:
-        cfg = method_config(m, sizes)
-        sizes_of = {k: v for k, v in dataclasses.asdict(cfg).items() if k != "method"}
-        rows[m] = {"d_s": DASH if cfg.d_s is None else cfg.d_s, "added per task": added_parameters(encoder_config, cfg),
-                   "multiplier": parameter_multiplier(encoder_config, m, num_tasks, **sizes_of)}
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("method")
+    table = variant_table(encoder_config, {m: method_config(m, sizes) for m in methods}, num_tasks)
+    return table[["d_s", "added per task", "multiplier"]].rename_axis("method")

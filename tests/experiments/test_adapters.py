@@ -73,3 +73,72 @@ def test_parameter_table_gives_table_1s_budget():
 def test_unknown_size_fields_are_named():
     with pytest.raises(AdapterError, match=r"keys must be among \['size', 'heads'"):
         exp.check_methods(["pals"], {"pals": {"d_s": 8}}, BertConfig())
+
+
+def test_variants_of_one_method_are_separate_models_and_rows(tiny):
+    """Sec. 5.2's variants: PALs in parallel and serial have the same parameters, so only the configuration the
+    cache key records keeps them apart; each gets its own trained model and its own rows."""
+    import torch
+
+    from mtllib.training.cache import cache_root
+
+    folder, _, data = tiny
+    before = set(cache_root().iterdir()) if cache_root().exists() else set()
+    configs = exp.variant_configs({"parallel": {"method": "pals"}, "serial": {"method": "pals", "connection": "serial"}},
+                                  {"pals": {"size": 12, "heads": 4}})  # a size no other test trains
+    rows = exp.run_variants(folder, TASKS, configs, [0], data, CONFIG)
+    assert list(rows.columns[:3]) == ["variant", "seed", "task"]
+    assert list(rows.variant) == ["parallel", "parallel", "serial", "serial"] and list(rows.task) == TASKS * 2
+    new = sorted(set(cache_root().iterdir()) - before)
+    assert len(new) == 2  # two entries, not one reused
+    a, b = (torch.load(p / "model.pt", map_location="cpu") for p in new)
+    assert a.keys() == b.keys()  # the same parameters ...
+    assert any(not torch.equal(a[k], b[k]) for k in a if k.startswith("adapters."))  # ... trained differently
+    again = exp.run_variants(folder, TASKS, {"serial, again": configs["serial"]}, [0], data, CONFIG)  # from the cache
+    assert again.score.tolist() == rows[rows.variant == "serial"].score.tolist()
+    assert sorted(set(cache_root().iterdir()) - before) == new
+
+
+def test_a_variant_takes_its_methods_default_size_unless_it_gives_one():
+    configs = exp.variant_configs({"a": {"method": "pals"}, "b": {"method": "pals", "size": 24, "placement": "final_half"},
+                                   "c": {"method": "shared"}}, {"pals": {"size": 48, "heads": 4}})
+    assert (configs["a"].d_s, configs["a"].heads, configs["a"].placement) == (48, 4, "all")
+    assert (configs["b"].d_s, configs["b"].heads, configs["b"].placement) == (24, 12, "final_half")  # its own size, default heads
+    assert configs["c"].method == "shared" and configs["c"].d_s is None
+
+
+@pytest.mark.parametrize("variants, match", [
+    ({}, "non-empty mapping"),
+    (["pals"], "non-empty mapping"),
+    ({"a": "pals"}, "variant 'a': give a mapping with a method"),
+    ({"a": {"placement": "top"}}, "variant 'a': give a mapping with a method"),
+    ({"a": {"method": "pals", "d_s": 8}}, r"variant 'a': unknown field\(s\) \['d_s'\]"),
+    ({"": {"method": "pals"}}, "non-empty strings"),
+])
+def test_bad_variants_are_named(variants, match):
+    with pytest.raises(AdapterError, match=match):
+        exp.variant_configs(variants)
+
+
+def test_check_variants_names_the_variant_that_does_not_fit_the_encoder():
+    configs = exp.variant_configs({"ok": {"method": "pals"}, "deep": {"method": "pals", "placement": [0, 12]}})
+    with pytest.raises(AdapterError, match=r"variant 'deep': placement \[0, 12\] must name distinct layers in \[0, 12\)"):
+        exp.check_variants(configs, BertConfig())
+    with pytest.raises(AdapterError, match="variant 'odd': pals: d_s=10 must be a multiple of heads=12"):
+        exp.check_variants(exp.variant_configs({"odd": {"method": "pals", "size": 10}}), BertConfig())
+
+
+def test_variant_table_counts_placements_by_hand():
+    """BERT-base's PALs (d_s = 204, no biases): V_E and V_D once per task (2 d_m d_s), then 3 d_s^2 of attention
+    per adapted layer; the final half adapts layers 6-11; serial adds what parallel adds; on top, six layers."""
+    configs = exp.variant_configs({"all": {"method": "pals"}, "half": {"method": "pals", "placement": "final_half"},
+                                   "serial": {"method": "pals", "connection": "serial"}, "shared": {"method": "shared"}})
+    table = exp.variant_table(BertConfig(), configs, 8)
+    d_m, d_s = 768, 204
+    assert table.loc["all", "added per task"] == 2 * d_m * d_s + 12 * 3 * d_s ** 2
+    assert table.loc["half", "added per task"] == 2 * d_m * d_s + 6 * 3 * d_s ** 2
+    assert table.loc["serial", "added per task"] == table.loc["all", "added per task"]
+    assert table.loc["half", "layers"] == "6, 7, 8, 9, 10, 11" and table.loc["shared", "layers"] == "\u2014"
+    assert table.loc["shared", "multiplier"] == 1.0 and table.loc["shared", "method"] == "shared"
+    assert table.loc["half", "multiplier"] < table.loc["all", "multiplier"]
+    assert round(table.loc["all", "multiplier"], 2) == 1.13  # Table 1's budget
