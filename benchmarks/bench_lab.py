@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import sys
 import tempfile
 import time
@@ -36,6 +37,8 @@ from mtllib.book.runner import Project, git_commit, run_notebook
 
 BUDGET_MINUTES = 5.0
 #: glued names that say what a chapter's gate let through: (count, its total under the names chapters use, label)
+#: other glued names the table reads: few-shot targets judged, transfer targets learned, the copies a chapter read
+SHOWN = ("judged", "learned", "not_learned", "sources")
 COUNTS = (("n_learned", ("n_tasks",), "tasks learned"), ("n_verdict_pairs", ("n_pairs", "n_all_pairs"), "pairs in the verdicts"),
           ("n_judged", ("n_partners",), "partners judged"))
 
@@ -48,6 +51,11 @@ def what_it_shows(values: dict) -> str:
             parts.append(f"{label}: {values[have]} of {total}")
     if "judged" in values:
         parts.append(f"targets in the verdicts: {values['judged']}")
+    if "learned" in values and "n_learned" not in values and "not_learned" in values:  # the transfer targets' gate
+        parts.append(f"learned: {values['learned']}; not learned: {values['not_learned']}")
+    if "sources" in values:  # a chapter that reads other chapters' executed copies instead of training
+        profiles = sorted(set(re.findall(r"\((\w+) profile", values["sources"])))
+        parts.append(f"read from the {' and '.join(profiles) or 'unknown'}-profile copies in book/, not this run's")
     if "n_claims" in values:
         verdicts = [(values[k], word) for k, word in (("n_hold", "hold"), ("n_not", "do not hold"), ("n_inconclusive", "inconclusive")) if k in values]
         parts.append(f"claims: {values['n_claims']}" + (f" ({', '.join(f'{n} {w}' for n, w in verdicts)})" if verdicts and values["n_claims"] != "\u2014" else ""))
@@ -94,7 +102,7 @@ def main(argv=None) -> int:
             row = {"chapter": name, "seconds": round(seconds, 1), "minutes": round(seconds / 60, 2),
                    "within_budget": seconds / 60 <= BUDGET_MINUTES, "commit": git_commit(project.root),
                    "executed_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                   "glued": {k: v for k, v in glued(out).items() if k.startswith("n_") or k == "judged"}}
+                   "glued": {k: v for k, v in glued(out).items() if k.startswith("n_") or k in SHOWN}}
             rows.append(row)
             print(f"    {row['minutes']:.1f} min; {what_it_shows(row['glued'])}", flush=True)
 
