@@ -29,6 +29,19 @@ def method_config(method: str, sizes: dict | None = None) -> AdapterConfig:
         raise AdapterError(f"sizes[{method!r}] = {kw!r}: the keys must be among {fields}") from None
 
 
+def budget_sizes(encoder_config, num_tasks: int = 8) -> tuple[float, dict[str, dict]]:
+    """The paper's parameter budget carried over to another encoder (Table 1 of "BERT and PALs"): the
+    multiplier of PALs at d_s = 204 on BERT-base with ``num_tasks`` tasks (1.13x for 8), and for every method
+    with a size, the largest d_s whose multiplier on ``encoder_config`` stays within it, as
+    ``{method: {"size": d_s}}`` (the ``sizes`` of :func:`run_methods`, the defaults of :func:`variant_configs`)."""
+    from transformers import BertConfig
+
+    from mtllib.modeling.adapters import DEFAULT_SIZE, size_for_budget
+
+    budget = parameter_multiplier(BertConfig(), "pals", num_tasks)
+    return budget, {m: {"size": size_for_budget(encoder_config, m, budget, num_tasks)} for m in DEFAULT_SIZE}
+
+
 def check_methods(methods: list[str], sizes: dict | None, encoder_config) -> None:
     """Every method known and every size valid for the encoder, before any training."""
     if not methods:

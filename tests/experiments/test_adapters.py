@@ -142,3 +142,18 @@ def test_variant_table_counts_placements_by_hand():
     assert table.loc["shared", "multiplier"] == 1.0 and table.loc["shared", "method"] == "shared"
     assert table.loc["half", "multiplier"] < table.loc["all", "multiplier"]
     assert round(table.loc["all", "multiplier"], 2) == 1.13  # Table 1's budget
+
+
+def test_budget_sizes_carry_table_1s_budget_to_another_encoder():
+    """On BERT-base the budget is PALs' own 1.13x, so PALs get d_s = 204 back; on a smaller encoder each size is
+    the largest whose multiplier stays within it (one step more would exceed it)."""
+    from mtllib.modeling.adapters import parameter_multiplier
+
+    budget, sizes = exp.budget_sizes(BertConfig())
+    assert round(budget, 2) == 1.13 and sizes["pals"] == {"size": 204}
+    small = BertConfig(hidden_size=384, num_hidden_layers=6, intermediate_size=1536)
+    budget, sizes = exp.budget_sizes(small)
+    assert set(sizes) == {"pals", "low_rank", "top_pals"}
+    for method, step in (("pals", 12), ("low_rank", 1), ("top_pals", 12)):
+        d_s = sizes[method]["size"]
+        assert parameter_multiplier(small, method, 8, size=d_s) <= budget < parameter_multiplier(small, method, 8, size=d_s + step)
