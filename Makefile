@@ -21,7 +21,7 @@ NB ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install book html check-book check-sources run status test mutation clean
+.PHONY: install book html check-book check-sources prefetch run status test mutation clean
 
 install: $(STAMP)
 
@@ -51,6 +51,11 @@ check-book: html
 # exit status 0: every source checked out; 1: one did not; 2: the hub could not be reached
 check-sources: $(STAMP)
 	$(BIN)/python -m mtllib.data.check_sources
+
+# a lab machine's preparation: spaCy annotates the silver tasks' texts once (cached in $$MTLLIB_CACHE/silver), so no
+# lab chapter pays for it (under the lab profile 09a is the first chapter that builds a silver task)
+prefetch: $(STAMP)
+	$(BIN)/python -c "from mtllib.data import tasks; [tasks.load_frames(t) for t in tasks.SILVER_TASKS]"
 
 book: $(STAMP)
 	$(BIN)/python -m mtllib.book run --missing --profile $(PROFILE)
