@@ -15,7 +15,7 @@ import dataclasses
 
 import pandas as pd
 
-from mtllib.analysis.stats import DASH
+from mtllib.analysis.stats import DASH, format_count
 from mtllib.modeling.adapters import BASELINES, AdapterConfig, AdapterError, parameter_multiplier
 
 
@@ -29,25 +29,36 @@ def method_config(method: str, sizes: dict | None = None) -> AdapterConfig:
         raise AdapterError(f"sizes[{method!r}] = {kw!r}: the keys must be among {fields}") from None
 
 
-def budget_sizes(encoder_config, num_tasks: int = 8) -> tuple[float, dict[str, dict]]:
-    """The paper's parameter budget carried over to another encoder (Table 1 of "BERT and PALs"): the
-    multiplier of PALs at d_s = 204 on BERT-base with ``num_tasks`` tasks (1.13x for 8), and for every method
-    with a size, the largest d_s whose multiplier on ``encoder_config`` stays within it, as
-    ``{method: {"size": d_s}}`` (the ``sizes`` of :func:`run_methods`, the defaults of :func:`variant_configs`)."""
+def budget_sizes(encoder_config, num_tasks: int = 8, added: int | None = None) -> tuple[float, dict[str, dict]]:
+    """The paper's parameter budget carried over to another encoder: the multiplier of the multi-task model on
+    BERT-base with ``num_tasks`` tasks, and for every method with a size, the largest d_s whose multiplier on
+    ``encoder_config`` stays within it, as ``{method: {"size": d_s}}`` (the ``sizes`` of :func:`run_methods`,
+    the defaults of :func:`variant_configs`). The budget is Table 1's (PALs at d_s = 204: 1.13x for 8 tasks)
+    or, with ``added``, that many added parameters on BERT-base (Sec. 5.1's small budget: "1.5 million")."""
     from transformers import BertConfig
 
-    from mtllib.modeling.adapters import DEFAULT_SIZE, size_for_budget
+    from mtllib.modeling.adapters import DEFAULT_SIZE, added_parameters, size_for_budget
 
-    budget = parameter_multiplier(BertConfig(), "pals", num_tasks)
+    bert = BertConfig()
+    if added is None:
+        budget = parameter_multiplier(bert, "pals", num_tasks)
+    else:
+        if not isinstance(added, int) or isinstance(added, bool) or added < 1:
+            raise AdapterError(f"added must be a positive number of parameters, got {added!r}")
+        budget = 1 + added / added_parameters(bert, AdapterConfig("separate"))
     return budget, {m: {"size": size_for_budget(encoder_config, m, budget, num_tasks)} for m in DEFAULT_SIZE}
 
 
 def check_methods(methods: list[str], sizes: dict | None, encoder_config) -> None:
     """Every method known and every size valid for the encoder, before any training."""
-    if not methods:
-        raise AdapterError("name at least one method")
+    _check_method_names(methods, sizes)
     for m in methods:
         method_config(m, sizes).check(encoder_config)
+
+
+def _check_method_names(methods: list[str], sizes: dict | None) -> None:
+    if not methods:
+        raise AdapterError("name at least one method")
     unused = sorted(set(sizes or {}) - set(methods))
     if unused:
         raise AdapterError(f"sizes given for method(s) {unused} that are not run; methods: {methods}")
@@ -135,13 +146,48 @@ def run_methods(model_name: str, task_names: list[str], methods: list[str], seed
                 sizes: dict | None = None, progress: bool = False) -> pd.DataFrame:
     """:func:`run_variants` with one variant per method (named by it, sized by ``sizes``), the first column
     named ``method``."""
-    from transformers import AutoConfig
-
-    from mtllib.data.assets import resolve_model
-
-    check_methods(methods, sizes, AutoConfig.from_pretrained(resolve_model(model_name)))
+    _check_method_names(methods, sizes)  # run_variants checks each configuration against the encoder
     variants = {m: method_config(m, sizes) for m in methods}
     return run_variants(model_name, task_names, variants, seeds, data, train_config, progress).rename(columns={"variant": "method"})
+
+
+def learned_by_every_model(rows: pd.DataFrame, tasks: list[str]) -> list[str]:
+    """The tasks (in ``tasks``' order) that every model in ``rows`` learned (the book's gate on validation,
+    ``learned`` per model and task): only these enter averages and verdicts."""
+    return [t for t in tasks if len(rows[rows.task == t]) and rows[rows.task == t].learned.all()]
+
+
+def gate_table(rows: pd.DataFrame, by: str = "variant") -> pd.DataFrame:
+    """The gate per task (rows) and variant (columns; ``by`` names the rows' column): mean validation score,
+    the majority-class baseline, and how many of the variant's models (seeds) learned the task, as k/n."""
+    gate = rows.groupby(["task", by], sort=False).agg(validation=("validation", "mean"), majority=("majority", "first"),
+                                                     learned=("learned", lambda s: format_count(int(s.sum()), len(s))))
+    return gate.unstack(by).round(1)
+
+
+def average_per_seed(rows: pd.DataFrame, tasks: list[str], by: str = "variant") -> pd.DataFrame:
+    """The test score averaged over ``tasks`` (the learned ones) per seed: a table with one row per seed and
+    one column per variant, the form claims are judged on (paired by seed). Empty without tasks."""
+    picked = rows[rows.task.isin(tasks)]
+    if picked.empty:
+        return pd.DataFrame()
+    avg = picked.groupby([by, "seed"], sort=False).score.mean().reset_index()
+    return avg.pivot(index="seed", columns=by, values="score")[list(dict.fromkeys(avg[by]))]
+
+
+def no_gain_row(claim: str, values, margin: float) -> dict:
+    """A claim that a method does not improve on a baseline ("LHUC did not improve on the fully shared model",
+    Sec. 5.1), judged on the 95% t-interval over seeds of ``values`` (method minus baseline) against ``margin``
+    (the largest gain counted as none): *holds* when the interval's upper end is at most ``margin``, *does not
+    hold* when its lower end exceeds it, inconclusive otherwise. A method that does worse satisfies the claim."""
+    from mtllib.analysis.stats import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, equivalence_row
+
+    row = equivalence_row(claim, values, margin)
+    row["verdict"] = HOLDS if row["high"] <= margin else DOES_NOT_HOLD if row["low"] > margin else INCONCLUSIVE
+    row["rule"] = f"95% t-interval over seeds at most +{margin:g}"
+    if row["verdict"] != INCONCLUSIVE:
+        row["seeds needed"] = None
+    return row
 
 
 def variant_table(encoder_config, configs: dict[str, AdapterConfig], num_tasks: int) -> pd.DataFrame:

@@ -187,6 +187,16 @@ def test_placement_chapter_parameters():
         check_parameters({**base, "variants": {}}, "06b_pals_placement")
 
 
+def test_small_budget_chapter_parameters():
+    base = dict(model="offline", tasks=["bbc-topic", "tweet-sentiment"], methods=["shared", "lhuc"], small_budget=1_500_000,
+                sizes=None, larger_pals=True, margin=1.0, seeds=[0], max_train=32, max_eval=32, max_length=64, epochs=1,
+                batch_size=16, lr=1e-4, sampler="proportional", device="cpu")
+    assert check_parameters(base, "06c_small_budget")["small_budget"] == 1_500_000
+    for change in ({"small_budget": 0}, {"small_budget": 1.5e6}, {"larger_pals": "yes"}, {"margin": 0}, {"sizes": ["pals"]}):
+        with pytest.raises(checks.BadInput, match=next(iter(change))):
+            check_parameters({**base, **change}, "06c_small_budget")
+
+
 def test_data_chapter_parameters():
     base = dict(model="offline", max_articles=300, max_tweets=None, seed=0, silver_summary=False)
     assert check_parameters(base, "01_offline_model_and_data")["silver_summary"] is False

@@ -157,3 +157,52 @@ def test_budget_sizes_carry_table_1s_budget_to_another_encoder():
     for method, step in (("pals", 12), ("low_rank", 1), ("top_pals", 12)):
         d_s = sizes[method]["size"]
         assert parameter_multiplier(small, method, 8, size=d_s) <= budget < parameter_multiplier(small, method, 8, size=d_s + step)
+
+
+def test_the_small_budget_of_sec_5_1_in_added_parameters():
+    """1.5 million added parameters for 8 tasks on BERT-base: low-rank layers fit d_s = 10 (8 x 12 layers x
+    2 x 768 x 10 = 1,474,560; d_s = 11 would add 1,622,016), PALs only d_s = 48 (8 x (2 x 768 x 48 +
+    12 x 3 x 48^2) = 1,253,376; the paper's d_s = 60 adds 1,774,080)."""
+    budget, sizes = exp.budget_sizes(BertConfig(), 8, added=1_500_000)
+    assert sizes["low_rank"] == {"size": 10} and sizes["pals"] == {"size": 48}
+    encoder = 109_482_240  # BertConfig() defaults, pooler included, no task heads
+    assert budget == pytest.approx(1 + 1_500_000 / encoder)
+    table1, _ = exp.budget_sizes(BertConfig(), 8)
+    assert round(table1, 2) == 1.13
+    for bad in (0, -5, 1.5e6, True):
+        with pytest.raises(AdapterError, match="added must be a positive number"):
+            exp.budget_sizes(BertConfig(), 8, added=bad)
+    with pytest.raises(AdapterError, match="exceeds a"):  # too small for the smallest size of every method
+        exp.budget_sizes(BertConfig(), 8, added=1000)
+
+
+def _rows(table):
+    import pandas as pd
+
+    return pd.DataFrame(table, columns=["variant", "seed", "task", "score", "validation", "majority", "learned"])
+
+
+def test_the_gate_table_and_the_tasks_every_model_learned():
+    rows = _rows([("shared", 0, "a", 80, 81, 50, True), ("shared", 1, "a", 82, 79, 50, True),
+                  ("pals", 0, "a", 70, 60, 50, False), ("pals", 1, "a", 84, 83, 50, True),
+                  ("shared", 0, "b", 90, 91, 40, True), ("shared", 1, "b", 92, 93, 40, True),
+                  ("pals", 0, "b", 91, 90, 40, True), ("pals", 1, "b", 93, 92, 40, True)])
+    assert exp.learned_by_every_model(rows, ["b", "a", "c"]) == ["b"]  # a: one PAL model did not; c: never run
+    gate = exp.gate_table(rows)
+    assert gate.loc["a", ("learned", "pals")] == "1/2" and gate.loc["a", ("learned", "shared")] == "2/2"
+    assert gate.loc["a", ("validation", "pals")] == 71.5 and gate.loc["b", ("majority", "shared")] == 40
+    per_seed = exp.average_per_seed(rows, ["a", "b"])
+    assert list(per_seed.columns) == ["shared", "pals"] and list(per_seed.index) == [0, 1]
+    assert per_seed.loc[0, "pals"] == 80.5 and per_seed.loc[1, "shared"] == 87
+    assert exp.average_per_seed(rows, []).empty
+
+
+def test_no_gain_holds_for_no_gain_or_a_loss_and_fails_for_a_gain_beyond_the_margin():
+    from mtllib.analysis.stats import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
+
+    assert exp.no_gain_row("c", [-0.1, 0.0, 0.1], margin=1)["verdict"] == HOLDS
+    assert exp.no_gain_row("c", [-5.1, -5.0, -4.9], margin=1)["verdict"] == HOLDS  # worse is no gain
+    row = exp.no_gain_row("c", [2.9, 3.0, 3.1], margin=1)  # t(2) interval: 3 +- 0.25
+    assert row["verdict"] == DOES_NOT_HOLD and row["seeds needed"] is None and row["rule"].endswith("at most +1")
+    wide = exp.no_gain_row("c", [-2.0, 0.0, 4.0], margin=1)
+    assert wide["verdict"] == INCONCLUSIVE and wide["seeds needed"] > 3
