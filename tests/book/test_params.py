@@ -197,6 +197,15 @@ def test_small_budget_chapter_parameters():
             check_parameters({**base, **change}, "06c_small_budget")
 
 
+def test_sampling_chapter_parameters():
+    base = dict(model="offline", tasks=["bbc-topic", "tweet-sentiment"], method="shared", samplers=["proportional-replacement", "annealed"],
+                seeds=[0, 1], max_train=32, max_eval=32, max_length=64, epochs=2, batch_size=16, lr=1e-4, device="cpu")
+    assert check_parameters(base, "06d_sampling")["samplers"] == ["proportional-replacement", "annealed"]
+    for change in ({"samplers": ["annealed"]}, {"samplers": ["proportional", "anealed"]}, {"samplers": "annealed"}, {"method": 3}):
+        with pytest.raises(checks.BadInput, match=next(iter(change))):
+            check_parameters({**base, **change}, "06d_sampling")
+
+
 def test_data_chapter_parameters():
     base = dict(model="offline", max_articles=300, max_tweets=None, seed=0, silver_summary=False)
     assert check_parameters(base, "01_offline_model_and_data")["silver_summary"] is False
