@@ -11,21 +11,13 @@ from mtllib.experiments import iap
 from mtllib.modeling.adapters import AdapterError
 from mtllib.training.trainer import TrainConfig
 
-TASKS = ["bbc-topic", "bbc-pair"]
+TASKS = ["bbc-topic", "bbc-pair"]  # the tasks of tiny_pair (conftest)
 CONFIG = TrainConfig(epochs=1, batch_size=8, lr=5e-3)
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    import os
-
-    from mtllib.data.features import load_tokenizer, prepare
-    from tiny import save_tiny_bert
-
-    os.environ["MTLLIB_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    tokenizer = load_tokenizer("offline")
-    folder = save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), tokenizer.vocab_size)
-    return folder, tokenizer, prepare(TASKS, tokenizer, max_train=24, max_eval=16, max_length=32)
+def tiny(tiny_pair):
+    return tiny_pair
 
 
 def test_rows_per_method_seed_and_task_and_shared_is_the_iap_model(tiny):

@@ -8,36 +8,23 @@ from mtllib.experiments import adapters as exp
 from mtllib.experiments import sampling
 from mtllib.training.trainer import TrainConfig
 
-TASKS = ["bbc-topic", "bbc-pair"]
-CONFIG = TrainConfig(epochs=1, batch_size=8, lr=5e-3)
+TASKS = ["bbc-topic", "bbc-pair"]  # the tasks of tiny_pair (conftest)
+CONFIG = TrainConfig(epochs=2, batch_size=8, lr=5e-3)
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    import os
-
-    from mtllib.data.features import load_tokenizer, prepare
-    from tiny import save_tiny_bert
-
-    os.environ["MTLLIB_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    tokenizer = load_tokenizer("offline")
-    folder = save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), tokenizer.vocab_size)
-    return folder, prepare(TASKS, tokenizer, max_train=24, max_eval=16, max_length=32)
-
-
-def test_one_model_per_sampler_and_seed_and_samplers_checked_before_training(tiny):
-    folder, data = tiny
-    two_epochs = dataclasses.replace(CONFIG, epochs=2)
-    rows = sampling.run_samplers(folder, TASKS, exp.method_config("shared"), ["proportional", "annealed"], [0], data, two_epochs)
+def test_one_model_per_sampler_and_seed_and_samplers_checked_before_training(tiny_pair):
+    folder, _, data = tiny_pair
+    rows = sampling.run_samplers(folder, TASKS, exp.method_config("shared"), ["proportional", "annealed"], [0], data, CONFIG)
     assert list(rows.variant.unique()) == ["proportional", "annealed"] and len(rows) == 2 * len(TASKS)
     # proportional is the shared model that every chapter trains with this recipe: the same cache entry, the same scores
-    again = exp.run_variants(folder, TASKS, {"shared": exp.method_config("shared")}, [0], data, two_epochs)
+    again = exp.run_variants(folder, TASKS, {"shared": exp.method_config("shared")}, [0], data, CONFIG)
     assert rows[rows.variant == "proportional"].score.tolist() == again.score.tolist()
     for bad in (["proportional", "anealed"], [], ["proportional", "proportional"]):
         with pytest.raises(ValueError, match="samplers must be distinct names"):
             sampling.run_samplers(folder, TASKS, exp.method_config("shared"), bad, [0], data, CONFIG)
     with pytest.raises(ValueError, match="epochs >= 2"):  # before any training
-        sampling.run_samplers(folder, TASKS, exp.method_config("shared"), ["proportional", "annealed"], [0], data, CONFIG)
+        sampling.run_samplers(folder, TASKS, exp.method_config("shared"), ["proportional", "annealed"], [0], data,
+                              dataclasses.replace(CONFIG, epochs=1))
 
 
 def test_variance_ratio_interval_and_verdicts():

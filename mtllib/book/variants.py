@@ -1,0 +1,54 @@
+"""The steps that the chapters comparing variants of one multi-task model share ("BERT and PALs": 06b compares
+placements, 06c methods on a small budget, 06d sampling schedules): the data each variant trains on, the
+slowest variant's training time, the tasks every model learned, and the score table with the average over
+those tasks. The rows are :func:`mtllib.experiments.adapters.run_variants`'s (one per variant, seed and task).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from mtllib.book.tables import ci_cell, ci_table
+from mtllib.experiments.adapters import average_per_seed, learned_by_every_model
+
+
+def _glue(glue):
+    if glue is not None:
+        return glue
+    from myst_nb import glue as myst_glue
+
+    return lambda key, value: myst_glue(key, value, display=False)
+
+
+def data_table(data: dict) -> pd.DataFrame:
+    """Per task: training and test examples, the main metric, and the majority class's test score (%)."""
+    from mtllib.analysis.learnability import majority_for
+    from mtllib.data.tasks import get_task
+
+    return pd.DataFrame({n: {"train": len(d.features["train"]), "test": len(d.features["test"]), "metric": get_task(n).main_metric,
+                             "majority class, test (%)": round(majority_for(d, "test"), 1)} for n, d in data.items()}).T
+
+
+def train_minutes(rows: pd.DataFrame, seeds: list[int], by: str = "variant") -> float:
+    """The slowest variant's training minutes per seed (for models from the cache, the run that trained them)."""
+    return float(rows.groupby(by, sort=False).train_seconds.apply(lambda s: s.unique().sum() / len(seeds) / 60).max())
+
+
+def learned_tasks(rows: pd.DataFrame, tasks: list[str], glue=None) -> list[str]:
+    """The tasks every model learned, glued as ``learned`` (names, or "none") and ``n_learned``."""
+    glue = _glue(glue)
+    learned = learned_by_every_model(rows, tasks)
+    glue("learned", ", ".join(learned) or "none")
+    glue("n_learned", str(len(learned)))
+    return learned
+
+
+def score_table(rows: pd.DataFrame, tasks: list[str], learned: list[str], by: str = "variant") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Test scores per variant (rows) and task (columns), mean [95% t-interval] over seeds, with the average
+    over the learned tasks; and that average per seed (one row per seed, one column per variant), the form
+    the claims are judged on."""
+    table = ci_table(rows, [by, "task"], ["score"]).score.unstack("task")[tasks]
+    per_seed = average_per_seed(rows, learned, by=by)
+    if learned:
+        table["average (learned)"] = per_seed.apply(ci_cell)
+    return table, per_seed

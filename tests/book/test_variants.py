@@ -1,0 +1,35 @@
+"""The shared steps of the variant chapters on hand-made rows: learned tasks glued, the score table's cells and
+average, the slowest variant's minutes per seed."""
+
+import pandas as pd
+
+from mtllib.book import variants
+
+ROWS = pd.DataFrame([("shared", 0, "a", 80.0, True, 60.0), ("shared", 1, "a", 82.0, True, 60.0),
+                     ("pals", 0, "a", 84.0, True, 120.0), ("pals", 1, "a", 86.0, True, 180.0),
+                     ("shared", 0, "b", 50.0, False, 60.0), ("shared", 1, "b", 52.0, True, 60.0),
+                     ("pals", 0, "b", 54.0, True, 120.0), ("pals", 1, "b", 56.0, True, 180.0)],
+                    columns=["variant", "seed", "task", "score", "learned", "train_seconds"])
+
+
+def test_learned_tasks_are_glued_and_returned():
+    glued = {}
+    assert variants.learned_tasks(ROWS, ["a", "b"], glue=glued.__setitem__) == ["a"]  # one shared model missed b
+    assert glued == {"learned": "a", "n_learned": "1"}
+    variants.learned_tasks(ROWS[ROWS.task == "b"], ["b"], glue=glued.__setitem__)
+    assert glued == {"learned": "none", "n_learned": "0"}
+
+
+def test_score_table_and_the_average_over_the_learned_tasks():
+    table, per_seed = variants.score_table(ROWS, ["a", "b"], ["a"])
+    assert list(table.columns) == ["a", "b", "average (learned)"] and list(table.index) == ["shared", "pals"]
+    # two seeds, 84 and 86: mean 85, half-width t(0.975, 1) x sd / sqrt 2 = 12.706 x 1.414 / 1.414 = 12.7
+    assert table.loc["pals", "a"] == "85.0 [72.3, 97.7]" and table.loc["pals", "average (learned)"] == table.loc["pals", "a"]
+    assert per_seed.loc[1, "pals"] == 86.0
+    table, per_seed = variants.score_table(ROWS, ["a", "b"], [])
+    assert "average (learned)" not in table and per_seed.empty
+
+
+def test_train_minutes_is_the_slowest_variant_per_seed():
+    # shared: one model of 60 s per seed; pals: models of 120 s and 180 s over two seeds -> 2.5 min per seed
+    assert variants.train_minutes(ROWS, [0, 1]) == 2.5
