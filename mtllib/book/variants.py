@@ -52,3 +52,36 @@ def score_table(rows: pd.DataFrame, tasks: list[str], learned: list[str], by: st
     if learned:
         table["average (learned)"] = per_seed.apply(ci_cell)
     return table, per_seed
+
+
+def variants_figure(per_seed: pd.DataFrame, differences: dict, order: list[str] | None = None, margin: float | None = None):
+    """Two panels, one above the other (legible at the book's column width): the average over the learned tasks
+    per variant (dots: seeds; bar: the mean with its 95% t-interval), and each claim's per-seed difference,
+    with dotted lines at +-``margin`` when the claims are judged against one. A panel with nothing to show says so."""
+    import matplotlib.pyplot as plt
+
+    from mtllib.book import plots
+
+    fig, axes = plt.subplots(2, 1, figsize=(7, 8))
+    if len(per_seed.columns):
+        columns = [v for v in (order or per_seed.columns) if v in per_seed]
+        plots.seeds_with_ci(axes[0], per_seed[columns], ylabel="average test score (%)", zero_line=False)
+        axes[0].set_title("average over the learned tasks")
+        axes[0].tick_params(axis="x", labelrotation=30)
+    else:
+        axes[0].text(0.5, 0.5, "no task was learned by every model", ha="center", va="center")
+        axes[0].axis("off")
+    if differences:
+        plots.seeds_with_ci(axes[1], pd.DataFrame(differences), ylabel="difference (points)")
+        title = "each claim's difference, per seed"
+        if margin is not None:
+            for y in (-margin, margin):
+                axes[1].axhline(y, color="0.5", linestyle=":", linewidth=1)
+            title += f" (dotted: \u00b1{margin:g})"
+        axes[1].set_title(title)
+        axes[1].tick_params(axis="x", labelrotation=15)
+    else:
+        axes[1].text(0.5, 0.5, "no claim could be judged", ha="center", va="center")
+        axes[1].axis("off")
+    fig.tight_layout()
+    return fig

@@ -33,3 +33,21 @@ def test_score_table_and_the_average_over_the_learned_tasks():
 def test_train_minutes_is_the_slowest_variant_per_seed():
     # shared: one model of 60 s per seed; pals: models of 120 s and 180 s over two seeds -> 2.5 min per seed
     assert variants.train_minutes(ROWS, [0, 1]) == 2.5
+
+
+def test_the_variants_figure_has_both_panels_and_the_margin_lines():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    _, per_seed = variants.score_table(ROWS, ["a", "b"], ["a"])
+    fig = variants.variants_figure(per_seed, {"pals\nminus shared": per_seed["pals"] - per_seed["shared"]}, order=["pals", "shared"], margin=1.0)
+    top, bottom = fig.axes
+    assert [t.get_text() for t in top.get_xticklabels()] == ["pals", "shared"]
+    assert bottom.get_title().endswith("(dotted: \u00b11)")
+    assert sorted(line.get_ydata()[0] for line in bottom.lines if line.get_linestyle() == ":") == [-1.0, 1.0]
+    plt.close(fig)
+    empty = variants.variants_figure(per_seed.iloc[:, :0], {})
+    assert [t.get_text() for ax in empty.axes for t in ax.texts] == ["no task was learned by every model", "no claim could be judged"]
+    plt.close(empty)
