@@ -15,13 +15,8 @@ TASKS = ["bbc-topic", "bbc-pair"]  # the tasks of tiny_pair (conftest)
 CONFIG = TrainConfig(epochs=1, batch_size=8, lr=5e-3)
 
 
-@pytest.fixture(scope="module")
-def tiny(tiny_pair):
-    return tiny_pair
-
-
-def test_rows_per_method_seed_and_task_and_shared_is_the_iap_model(tiny):
-    folder, tokenizer, data = tiny
+def test_rows_per_method_seed_and_task_and_shared_is_the_iap_model(tiny_pair):
+    folder, tokenizer, data = tiny_pair
     sizes = {"pals": {"size": 8, "heads": 4}}
     rows = exp.run_methods(folder, TASKS, ["shared", "pals", "separate"], [0], data, CONFIG, sizes=sizes)
     assert len(rows) == 3 * len(TASKS) and set(rows.method) == {"shared", "pals", "separate"}
@@ -45,8 +40,8 @@ def test_rows_per_method_seed_and_task_and_shared_is_the_iap_model(tiny):
     assert sum(any(k.startswith("adapters.") for k in s) for s in states) == 1
 
 
-def test_methods_and_sizes_are_checked_before_training(tiny):
-    folder, _, data = tiny
+def test_methods_and_sizes_are_checked_before_training(tiny_pair):
+    folder, _, data = tiny_pair
     with pytest.raises(AdapterError, match="unknown adaptation method"):
         exp.run_methods(folder, TASKS, ["shared", "pal"], [0], data, CONFIG)
     with pytest.raises(AdapterError, match="multiple of heads"):
@@ -67,14 +62,14 @@ def test_unknown_size_fields_are_named():
         exp.check_methods(["pals"], {"pals": {"d_s": 8}}, BertConfig())
 
 
-def test_variants_of_one_method_are_separate_models_and_rows(tiny):
+def test_variants_of_one_method_are_separate_models_and_rows(tiny_pair):
     """Sec. 5.2's variants: PALs in parallel and serial have the same parameters, so only the configuration the
     cache key records keeps them apart; each gets its own trained model and its own rows."""
     import torch
 
     from mtllib.training.cache import cache_root
 
-    folder, _, data = tiny
+    folder, _, data = tiny_pair
     before = set(cache_root().iterdir()) if cache_root().exists() else set()
     configs = exp.variant_configs({"parallel": {"method": "pals"}, "serial": {"method": "pals", "connection": "serial"}},
                                   {"pals": {"size": 12, "heads": 4}})  # a size no other test trains
