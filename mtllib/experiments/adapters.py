@@ -64,24 +64,22 @@ def _check_method_names(methods: list[str], sizes: dict | None) -> None:
         raise AdapterError(f"sizes given for method(s) {unused} that are not run; methods: {methods}")
 
 
-def _train_one(model_name, task_names, seed, adapter: AdapterConfig, data, config, progress):
+def train_variant(model_name: str, task_names: list[str], seed: int, adapter: AdapterConfig, data: dict, config, progress: bool = False):
+    """One multi-task model of ``task_names`` with ``adapter`` attached (none for ``shared``), seeded and trained
+    through the model cache: ``(model, attached, result, seconds)``, ``attached`` the handle whose ``detach()``
+    removes the adapter (``None`` for a baseline), ``result`` the :class:`~mtllib.training.trainer.TrainResult`
+    (its ``history`` holds the dev scores of every epoch)."""
     from mtllib.modeling.adapters import attach
     from mtllib.modeling.multitask import MultiTaskModel
     from mtllib.runtime import seed_everything
     from mtllib.training.cache import train_cached
-    from mtllib.training.trainer import evaluate
-
-    from mtllib.experiments.iap import gate_of
 
     sub = {n: data[n] for n in task_names}
     seed_everything(seed)
     model = MultiTaskModel.from_pretrained(model_name, [sub[n].task.spec() for n in task_names])
-    if adapter.method not in BASELINES:
-        attach(model, adapter)
+    attached = attach(model, adapter) if adapter.method not in BASELINES else None
     result, seconds, _ = train_cached(model, sub, config, progress=progress)
-    gate = gate_of(result, sub, config)
-    test = evaluate(model, sub, "test", batch_size=config.eval_batch_size)
-    return gate, test, seconds
+    return model, attached, result, seconds
 
 
 def variant_configs(variants: dict, default_sizes: dict | None = None) -> dict[str, AdapterConfig]:
@@ -128,18 +126,36 @@ def run_variants(model_name: str, task_names: list[str], variants: dict[str, Ada
     from mtllib.data.assets import resolve_model
 
     check_variants(variants, AutoConfig.from_pretrained(resolve_model(model_name)))
-    rows = []
+    rows = [row for run in trained_runs(model_name, task_names, variants, seeds, data, train_config, progress) for row in run["rows"]]
+    return pd.DataFrame(rows, columns=RUN_COLUMNS)
+
+
+#: the columns of :func:`run_variants`'s rows
+RUN_COLUMNS = ["variant", "seed", "task", "score", "validation", "majority", "learned", "train_seconds"]
+
+
+def trained_runs(model_name: str, task_names: list[str], variants: dict[str, AdapterConfig], seeds: list[int], data: dict,
+                 train_config, progress: bool = False):
+    """Train (or read from the cache) each variant's model(s) per seed and yield one dict per model: ``variant``,
+    ``seed``, ``model``, ``attached``, ``result`` (:func:`train_variant`), ``test`` (its test scores) and
+    ``rows`` (one per task, the columns :data:`RUN_COLUMNS`). ``separate`` trains one model per task. The
+    configurations are not checked here (:func:`run_variants` does)."""
+    from mtllib.experiments.iap import gate_of
+    from mtllib.training.trainer import evaluate
+
     for name, adapter in variants.items():
         for seed in seeds:
             config = dataclasses.replace(train_config, seed=seed)
             groups = [[t] for t in task_names] if adapter.method == "separate" else [list(task_names)]
             for group in groups:
-                gate, test, seconds = _train_one(model_name, group, seed, adapter, data, config, progress)
-                for t in group:
-                    rows.append({"variant": name, "seed": seed, "task": t, "score": float(test.loc[t, "score"]),
-                                 "validation": float(gate.loc[t, "score"]), "majority": float(gate.loc[t, "majority"]),
-                                 "learned": bool(gate.loc[t, "learned"]), "train_seconds": seconds})
-    return pd.DataFrame(rows, columns=["variant", "seed", "task", "score", "validation", "majority", "learned", "train_seconds"])
+                sub = {n: data[n] for n in group}
+                model, attached, result, seconds = train_variant(model_name, group, seed, adapter, data, config, progress)
+                gate = gate_of(result, sub, config)
+                test = evaluate(model, sub, "test", batch_size=config.eval_batch_size)
+                rows = [{"variant": name, "seed": seed, "task": t, "score": float(test.loc[t, "score"]),
+                         "validation": float(gate.loc[t, "score"]), "majority": float(gate.loc[t, "majority"]),
+                         "learned": bool(gate.loc[t, "learned"]), "train_seconds": seconds} for t in group]
+                yield {"variant": name, "seed": seed, "model": model, "attached": attached, "result": result, "test": test, "rows": rows}
 
 
 def run_methods(model_name: str, task_names: list[str], methods: list[str], seeds: list[int], data: dict, train_config,
