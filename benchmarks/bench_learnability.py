@@ -15,7 +15,9 @@ The JSON contract (other tools read it)::
                 "seconds", ...}], "meta": {...}}
 
 one row per (task, chapter) that the chapters use (``chapter`` is ``"curve"`` for learning-curve rows);
-scores in percent on the test split (``validation`` and ``validation_majority`` hold what the gate read).
+scores in percent on the test split (``validation`` and ``validation_majority`` hold what the gate read). A
+task that several chapters train with the same settings is trained once; the later chapters' rows repeat its
+numbers and name the first chapter in ``same_model_as``.
 """
 
 from __future__ import annotations
@@ -69,6 +71,16 @@ def chapter_plans(project: Project, profile: str, chapters: list[str] | None) ->
             continue
         plans.append({"chapter": name, "tasks": list(dict.fromkeys(tasks)), "settings": settings})
     return plans
+
+
+def training_settings(task: str, settings: dict) -> tuple:
+    """What decides a single-task model of ``task`` here: the model, the task's own training size (a per-task
+    mapping resolved, with its ``"default"``), epochs, learning rate, batch size and maximum length (the
+    evaluation size is the benchmark's ``--max-eval``, not the chapter's)."""
+    size = settings.get("max_train")
+    if isinstance(size, dict):
+        size = size.get(task, size.get("default"))
+    return (settings.get("model", "offline"), size, *(settings.get(k) for k in ("epochs", "lr", "batch_size", "max_length")))
 
 
 def measure(task_name: str, chapter: str, settings: dict, max_eval: int, seed: int, tokenizer) -> dict:
@@ -129,8 +141,13 @@ def main(argv=None) -> int:
     tokenizer = load_tokenizer(plans[0]["settings"].get("model", "offline"))
     rows = []
     print(f"{len(jobs)} single-task models; torch threads {torch.get_num_threads()}", flush=True)
+    measured = {}  # chapters that train a task with the same settings share one model: one row each, one training
     for i, (task, chapter, settings) in enumerate(jobs, 1):
-        row = measure(task, chapter, settings, args.max_eval, args.seed, tokenizer)
+        key = (task, *(json.dumps(v) for v in training_settings(task, settings)))
+        if key in measured:
+            row = {**measured[key], "chapter": chapter, "same_model_as": measured[key]["chapter"]}
+        else:
+            row = measured[key] = measure(task, chapter, settings, args.max_eval, args.seed, tokenizer)
         rows.append(row)
         print(f"[{i}/{len(jobs)}] {task:18s} {chapter:26s} n={row['train_size']:5d} ep={row['epochs']} "
               f"test {row['metric']} {row['score']:6.2f} (majority {row['majority']:5.1f}, chance {row['chance']:5.1f}) "

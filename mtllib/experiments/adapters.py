@@ -65,7 +65,7 @@ def _check_method_names(methods: list[str], sizes: dict | None) -> None:
 
 
 def train_variant(model_name: str, task_names: list[str], seed: int, adapter: AdapterConfig, data: dict, config, progress: bool = False):
-    """One multi-task model of ``task_names`` with ``adapter`` attached (none for ``shared``), seeded and trained
+    """One multi-task model of ``task_names`` with ``adapter`` attached (none for a baseline), seeded and trained
     through the model cache: ``(model, attached, result, seconds)``, ``attached`` the handle whose ``detach()``
     removes the adapter (``None`` for a baseline), ``result`` the :class:`~mtllib.training.trainer.TrainResult`
     (its ``history`` holds the dev scores of every epoch)."""
