@@ -192,7 +192,7 @@ RULES: dict[str, dict] = {
     "07_important_head_training": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "iap_alpha": _fraction,
                                    "sweep_seeds": _optional_seeds, "sweep_alphas": _fractions, "sweep_deltas": _fractions,
                                    "sampler": _sampler},
-    "07b_iat_sampling": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction,
+    "07b_iat_sampling": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "keep_best": checks.boolean,
                          "samplers": lambda name, v: checks.items(name, v, _sampler, min_len=2)},
     "08_few_shot_transfer": {**{k: r for k, r in _TRAINING.items() if k != "seeds"}, "tasks": _tasks(2), "targets": _tasks(1),
                              "source_seed": _int(0), "few_shot_seeds": _seeds, "ks": _counts, "ablation_k": _optional_count,
