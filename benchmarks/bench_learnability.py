@@ -17,7 +17,8 @@ The JSON contract (other tools read it)::
 one row per (task, chapter) that the chapters use (``chapter`` is ``"curve"`` for learning-curve rows);
 scores in percent on the test split (``validation`` and ``validation_majority`` hold what the gate read). A
 task that several chapters train with the same settings is trained once; the later chapters' rows repeat its
-numbers and name the first chapter in ``same_model_as``.
+numbers and name the first chapter in ``same_model_as``. ``--resume`` keeps the rows a file already holds
+and measures the rest (e.g. with another ``--max-eval`` after a failure; each row records its own).
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def measure(task_name: str, chapter: str, settings: dict, max_eval: int, seed: i
         "validation": round(scores["validation"], 2), "validation_majority": round(majority["validation"], 2),
         "threshold": round(learnability.threshold(task.main_metric, majority["validation"]), 2),
         "train_size": len(td.features["train"]), "test_size": len(td.features["test"]), "epochs": settings["epochs"],
-        "lr": settings["lr"], "max_length": settings["max_length"], "seed": seed, "seconds": round(seconds, 1),
+        "lr": settings["lr"], "max_length": settings["max_length"], "max_eval": max_eval, "seed": seed, "seconds": round(seconds, 1),
     }
 
 
@@ -120,6 +121,8 @@ def main(argv=None) -> int:
     parser.add_argument("--only-curve", action="store_true", help="skip the chapter rows")
     parser.add_argument("--max-eval", type=int, default=1000, help="validation/test examples per task (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the rows already in --json and measure only the (task, chapter) rows it lacks")
     args = parser.parse_args(argv)
     quiet_notebook()
     plans = chapter_plans(Project(), args.profile, args.chapters)
@@ -139,7 +142,17 @@ def main(argv=None) -> int:
     if args.tasks:
         jobs = [j for j in jobs if j[0] in args.tasks]
     tokenizer = load_tokenizer(plans[0]["settings"].get("model", "offline"))
-    rows = []
+    rows, runs = [], []
+    if args.resume:
+        if not args.json or not args.json.is_file():
+            parser.error("--resume needs an existing --json file")
+        previous = json.loads(args.json.read_text())
+        rows = previous["tasks"]
+        runs = previous["meta"].get("runs", [previous["meta"]])
+        done = {(r["task"], r["chapter"]) for r in rows}
+        jobs = [j for j in jobs if (j[0], j[1]) not in done]
+    runs.append({"profile": args.profile, "max_eval": args.max_eval, "threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
+                 "torch": torch.__version__, "rows": len(jobs)})
     print(f"{len(jobs)} single-task models; torch threads {torch.get_num_threads()}", flush=True)
     measured = {}  # chapters that train a task with the same settings share one model: one row each, one training
     for i, (task, chapter, settings) in enumerate(jobs, 1):
@@ -154,7 +167,7 @@ def main(argv=None) -> int:
               f"val {row['validation']:6.2f} >= {row['threshold']:5.1f}? {'learned' if row['learned'] else 'NOT learned'}  {row['seconds']:.0f} s", flush=True)
         if args.json:  # written after every row, so a long run can be read while it goes on
             args.json.parent.mkdir(parents=True, exist_ok=True)
-            meta = {"profile": args.profile, "max_eval": args.max_eval, "threads": torch.get_num_threads(), "cpu_count": os.cpu_count(), "torch": torch.__version__}
+            meta = {**runs[-1], "runs": runs}  # one entry per invocation (--resume adds one); each row records its max_eval
             args.json.write_text(json.dumps({"tasks": rows, "meta": meta}, indent=1))
     return 0
 
