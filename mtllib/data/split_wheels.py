@@ -72,11 +72,8 @@ def installed_parts(model: SplitModel) -> list[Path]:
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def assemble(model: SplitModel = MPNET, parts: list[Path] | None = None, dest: Path | None = None) -> Path:
