@@ -101,8 +101,20 @@ def _encode_words(task, rows, tokenizer, max_length):
     return out
 
 
+def _fit_questions(questions: list[str], tokenizer, max_length: int) -> list[str]:
+    """The questions, each cut to its first ``max_length // 2`` tokens where it leaves no token of
+    ``max_length`` for the context (then truncating only the context cannot work and the tokenizer raises);
+    every other question is returned unchanged."""
+    specials = tokenizer.num_special_tokens_to_add(pair=True)
+    enc = tokenizer(questions, add_special_tokens=False, return_offsets_mapping=True)
+    keep = max_length // 2
+    return [q if len(ids) + specials < max_length else q[: offsets[keep - 1][1]]
+            for q, ids, offsets in zip(questions, enc["input_ids"], enc["offset_mapping"], strict=True)]
+
+
 def _encode_spans(task, rows, tokenizer, max_length):
-    enc = tokenizer(rows["question"], rows["context"], truncation="only_second", max_length=max_length, return_offsets_mapping=True)
+    questions = _fit_questions(rows["question"], tokenizer, max_length)
+    enc = tokenizer(questions, rows["context"], truncation="only_second", max_length=max_length, return_offsets_mapping=True)
     out = {k: enc[k] for k in MODEL_INPUTS if k in enc}
     starts, ends, offsets = [], [], []
     for i, (answer_start, answer_text) in enumerate(zip(rows["answer_start"], rows["answer_text"])):
