@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mtllib.runtime import cache_root
 from mtllib.data.assets import resolve_model
 from mtllib.data.tasks import Task, get_task, load_task
 
@@ -45,7 +46,7 @@ def load_tokenizer(name_or_path: str):
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("MTLLIB_CACHE", Path.home() / ".cache" / "mtllib")) / "features"
+    return cache_root() / "features"
 
 
 def _fingerprint(task, dataset, tokenizer, max_length: int) -> str:

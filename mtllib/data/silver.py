@@ -58,6 +58,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from mtllib.runtime import cache_root
 from mtllib.data.offline import SPLITS, bbc_articles, split_sentences, tweets
 from mtllib.data.offline import _sentences_of as sentences_of
 from mtllib.fingerprint import digest
@@ -88,7 +89,7 @@ def pipeline_version() -> str:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("MTLLIB_CACHE", Path.home() / ".cache" / "mtllib")) / "silver"
+    return cache_root() / "silver"
 
 
 _NLP = None

@@ -118,7 +118,7 @@ def _cache_get(key: str, log):
         return cache.load(key)
     except cache.CorruptEntry as err:
         log(f"model cache: {err}; rebuilding it")
-        shutil.rmtree(cache.cache_root() / key, ignore_errors=True)
+        shutil.rmtree(cache.cache_dir() / key, ignore_errors=True)
         return None
 
 

@@ -23,7 +23,6 @@ every result is the same with or without it. ``MTLLIB_MODEL_CACHE=0`` turns it o
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import shutil
@@ -32,8 +31,8 @@ from pathlib import Path
 
 import torch
 
-from mtllib.fingerprint import dataset_digest, digest, source_digest, tensor_digest
-from mtllib.runtime import pick_device
+from mtllib.fingerprint import dataset_digest, digest, file_sha256, source_digest, tensor_digest
+from mtllib.runtime import cache_root, pick_device
 
 #: the modules whose source decides what training computes (their imports are followed)
 TRAINING_CODE = ("mtllib.training.trainer", "mtllib.modeling.multitask")
@@ -45,8 +44,9 @@ DATA_BUILDERS = ("mtllib.data.tasks", "mtllib.data.hub", "mtllib.data.offline", 
 TASK_FIELDS = ("name", "kind", "paradigm", "label_names", "metrics", "main_metric")
 
 
-def cache_root() -> Path:
-    return Path(os.environ.get("MTLLIB_CACHE", Path.home() / ".cache" / "mtllib")) / "models"
+def cache_dir() -> Path:
+    """The trained models' folder, ``models/`` under :func:`mtllib.runtime.cache_root`."""
+    return cache_root() / "models"
 
 
 def enabled() -> bool:
@@ -64,18 +64,10 @@ class CorruptEntry(RuntimeError):
     """A cache entry whose files do not match its record."""
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def load(key: str):
     """``(state_dict, result_fields, seconds)`` of the entry ``key``, ``None`` when there is none; raises
     :class:`CorruptEntry` (naming the folder) when the entry exists but does not check out."""
-    folder = cache_root() / key
+    folder = cache_dir() / key
     if not folder.exists():
         return None
     try:
@@ -83,7 +75,7 @@ def load(key: str):
         if record["key"] != key:
             raise CorruptEntry(f"{folder}: entry.json names another key")
         for name in ("model.pt", "result.pt"):
-            if _sha256(folder / name) != record["sha256"][name]:
+            if file_sha256(folder / name) != record["sha256"][name]:
                 raise CorruptEntry(f"{folder / name}: contents do not match the digest in entry.json")
         state = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
         fields = torch.load(folder / "result.pt", map_location="cpu", weights_only=False)
@@ -96,7 +88,7 @@ def load(key: str):
 
 def store(key: str, state: dict, fields: dict, seconds: float) -> Path:
     """Write an entry atomically (a temporary folder renamed into place); return its folder."""
-    root = cache_root()
+    root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     final = root / key
     tmp = root / f".{key}.tmp{os.getpid()}"
@@ -105,7 +97,7 @@ def store(key: str, state: dict, fields: dict, seconds: float) -> Path:
     try:
         torch.save({k: v.detach().cpu() for k, v in state.items()}, tmp / "model.pt")
         torch.save(fields, tmp / "result.pt")
-        record = {"key": key, "sha256": {n: _sha256(tmp / n) for n in ("model.pt", "result.pt")}, "train_seconds": seconds,
+        record = {"key": key, "sha256": {n: file_sha256(tmp / n) for n in ("model.pt", "result.pt")}, "train_seconds": seconds,
                   "written_at": time.strftime("%Y-%m-%d %H:%M:%S")}
         (tmp / "entry.json").write_text(json.dumps(record, indent=1))
         if final.exists():
@@ -132,7 +124,7 @@ def train_cached(model, data: dict, config=None, progress: bool = True, log=prin
         entry = load(key)
     except CorruptEntry as err:
         log(f"model cache: {err}; rebuilding it")
-        shutil.rmtree(cache_root() / key, ignore_errors=True)
+        shutil.rmtree(cache_dir() / key, ignore_errors=True)
         entry = None
     if entry is not None:
         state, fields, seconds = entry

@@ -33,9 +33,9 @@ def test_rows_per_method_seed_and_task_and_shared_is_the_iap_model(tiny_pair):
     # entry holds the adapters' weights
     import torch
 
-    from mtllib.training.cache import cache_root
+    from mtllib.training.cache import cache_dir
 
-    states = [torch.load(p / "model.pt", map_location="cpu") for p in cache_root().iterdir()]
+    states = [torch.load(p / "model.pt", map_location="cpu") for p in cache_dir().iterdir()]
     assert len(states) == 4
     assert sum(any(k.startswith("adapters.") for k in s) for s in states) == 1
 
@@ -67,23 +67,23 @@ def test_variants_of_one_method_are_separate_models_and_rows(tiny_pair):
     cache key records keeps them apart; each gets its own trained model and its own rows."""
     import torch
 
-    from mtllib.training.cache import cache_root
+    from mtllib.training.cache import cache_dir
 
     folder, _, data = tiny_pair
-    before = set(cache_root().iterdir()) if cache_root().exists() else set()
+    before = set(cache_dir().iterdir()) if cache_dir().exists() else set()
     configs = exp.variant_configs({"parallel": {"method": "pals"}, "serial": {"method": "pals", "connection": "serial"}},
                                   {"pals": {"size": 12, "heads": 4}})  # a size no other test trains
     rows = exp.run_variants(folder, TASKS, configs, [0], data, CONFIG)
     assert list(rows.columns[:3]) == ["variant", "seed", "task"]
     assert list(rows.variant) == ["parallel", "parallel", "serial", "serial"] and list(rows.task) == TASKS * 2
-    new = sorted(set(cache_root().iterdir()) - before)
+    new = sorted(set(cache_dir().iterdir()) - before)
     assert len(new) == 2  # two entries, not one reused
     a, b = (torch.load(p / "model.pt", map_location="cpu") for p in new)
     assert a.keys() == b.keys()  # the same parameters ...
     assert any(not torch.equal(a[k], b[k]) for k in a if k.startswith("adapters."))  # ... trained differently
     again = exp.run_variants(folder, TASKS, {"serial, again": configs["serial"]}, [0], data, CONFIG)  # from the cache
     assert again.score.tolist() == rows[rows.variant == "serial"].score.tolist()
-    assert sorted(set(cache_root().iterdir()) - before) == new
+    assert sorted(set(cache_dir().iterdir()) - before) == new
 
 
 def test_a_variant_takes_its_methods_default_size_unless_it_gives_one():

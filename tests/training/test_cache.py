@@ -81,7 +81,7 @@ def test_a_corrupt_entry_is_reported_and_rebuilt(tokenizer, data):
     model = _model(tokenizer)
     key = cache.recipe_key(model, data, CONFIG)
     cache.train_cached(model, data, CONFIG, progress=False)
-    weights = cache.cache_root() / key / "model.pt"
+    weights = cache.cache_dir() / key / "model.pt"
     weights.write_bytes(weights.read_bytes()[:1000])  # truncated, as by a crash or a full disk
     with pytest.raises(cache.CorruptEntry, match="model.pt"):
         cache.load(key)
@@ -98,11 +98,11 @@ def test_bad_settings_fail_before_anything_is_written(tokenizer, data):
     object.__setattr__(config, "batch_size", 0)  # changed after it was made: train_cached checks it again
     with pytest.raises(ValueError, match="batch_size"):
         cache.train_cached(_model(tokenizer), data, config, progress=False)
-    assert not cache.cache_root().exists() or not any(cache.cache_root().iterdir())
+    assert not cache.cache_dir().exists() or not any(cache.cache_dir().iterdir())
 
 
 def test_the_cache_can_be_turned_off(tokenizer, data, monkeypatch):
     monkeypatch.setenv("MTLLIB_MODEL_CACHE", "0")
     _, _, hit = cache.train_cached(_model(tokenizer), data, CONFIG, progress=False)
     _, _, hit_again = cache.train_cached(_model(tokenizer), data, CONFIG, progress=False)
-    assert not hit and not hit_again and not cache.cache_root().exists()
+    assert not hit and not hit_again and not cache.cache_dir().exists()
