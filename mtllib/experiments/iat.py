@@ -33,7 +33,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
 from mtllib import checks
 from mtllib.training.iat import IATConfig
