@@ -18,6 +18,10 @@ into place, so a reader never sees half an entry; an entry whose files do not ma
 a disk error, an edit) is reported, deleted and rebuilt, never used. The cache is a convenience: it lives
 outside the repository (``$MTLLIB_CACHE``, default ``~/.cache/mtllib``), a new machine starts without it and
 every result is the same with or without it. ``MTLLIB_MODEL_CACHE=0`` turns it off.
+
+Runs whose model nobody needs after it is scored (few-shot repetitions, target fine-tuning: hundreds of runs
+per chapter) keep their *scores* only (:func:`train_and_score`): ``<cache>/scores/<key>.json``, keyed by the
+model's key and the content of the split scored, a few hundred bytes each instead of the weights.
 """
 
 from __future__ import annotations
@@ -58,6 +62,17 @@ def recipe_key(model, data: dict, config) -> str:
     settings = {k: v for k, v in dataclasses.asdict(config).items() if k not in ("checkpoint_dir", "checkpoint_every")}
     tasks = [(name, [getattr(td.task, f) for f in TASK_FIELDS], dataset_digest(td.features["train"]), dataset_digest(td.features["validation"])) for name, td in data.items()]
     return digest("trained-model/1", model.config.to_dict(), getattr(model, "pooling", None), tensor_digest(model.state_dict()), tasks, settings, source_digest(TRAINING_CODE, exclude=DATA_BUILDERS))
+
+
+def scores_dir() -> Path:
+    """The fine-tuning scores' folder, ``scores/`` under :func:`mtllib.runtime.cache_root`."""
+    return cache_root() / "scores"
+
+
+def score_key(model, data: dict, config, split: str) -> str:
+    """The key of training ``model`` on ``data`` with ``config`` (:func:`recipe_key`) and scoring ``split``."""
+    scored = [(name, dataset_digest(td.features[split])) for name, td in data.items()]
+    return digest("fine-tune-scores/1", recipe_key(model, data, config), split, scored)
 
 
 class CorruptEntry(RuntimeError):
@@ -137,3 +152,43 @@ def train_cached(model, data: dict, config=None, progress: bool = True, log=prin
     seconds = time.perf_counter() - start
     store(key, model.state_dict(), {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}, seconds)
     return result, seconds, False
+
+
+def train_and_score(model, data: dict, config, split: str = "test", log=print):
+    """Train ``model`` on ``data`` (:func:`mtllib.training.trainer.train`) and score ``split``
+    (:func:`mtllib.training.trainer.evaluate`) through the scores cache: ``(scores, epochs, hit)``, with
+    ``scores`` one row per task and ``epochs`` the last epoch trained (fewer than ``config.epochs`` when
+    ``patience`` stopped the run). On a hit nothing trains and ``model`` is left as it was built: use this only
+    where the trained model is not needed after its scores."""
+    import pandas as pd
+
+    from mtllib.training.trainer import evaluate, train
+
+    config.validate()
+
+    def run():
+        result = train(model, data, config, progress=False)
+        return evaluate(model, data, split, config.eval_batch_size, pick_device(config.device)), int(result.history.epoch.max())
+
+    if config.checkpoint_dir is not None or not enabled():
+        return (*run(), False)
+    key = score_key(model, data, config, split)
+    path = scores_dir() / f"{key}.json"
+    if path.exists():
+        try:
+            record = json.loads(path.read_text())
+            if record["key"] != key:
+                raise ValueError("the entry names another key")
+            table = record["scores"]
+            scores = pd.DataFrame(table["data"], index=pd.Index(table["index"], name="task"), columns=table["columns"])
+            return scores, int(record["epochs"]), True
+        except Exception as err:  # truncated or edited: rebuilt, never used
+            log(f"scores cache: {path}: {type(err).__name__}: {err}; rebuilding it")
+    scores, epochs = run()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps({"key": key, "scores": scores.to_dict(orient="split"), "epochs": epochs,
+                               "written_at": time.strftime("%Y-%m-%d %H:%M:%S")}, default=float))
+    os.replace(tmp, path)  # atomic: a reader never sees half an entry
+    return scores, epochs, False
+

@@ -49,6 +49,7 @@ from mtllib.training.iat import HeadUpdateMask, IATConfig
 from mtllib.analysis.importance import head_importance, select_heads
 from mtllib.runtime import autocast, pick_device, to_device
 from mtllib.training import distributed
+from mtllib.training.cache import train_and_score
 from mtllib.training.samplers import SAMPLERS, TaskSampler
 from mtllib.data.tasks import k_shot_indices
 
@@ -561,7 +562,9 @@ def few_shot(
 ) -> pd.DataFrame:
     """Few-shot transfer (Table 6): for each ``k`` and seed, fine-tune ``make_model()`` (e.g. a multi-task
     checkpoint's encoder with a fresh head for ``data.task``) on ``k`` examples per class (``per_class=True``)
-    or ``k`` in total, and evaluate on ``split``. Returns one row per (k, seed) with the task's metrics."""
+    or ``k`` in total, and evaluate on ``split``. Returns one row per (k, seed) with the task's metrics.
+    ``make_model`` is called after ``torch.manual_seed(seed)``, so a fresh head is the same with or without the
+    scores cache (:func:`mtllib.training.cache.train_and_score`), which keeps each run's scores."""
     config = config or TrainConfig(epochs=10, batch_size=8, lr=2e-5, keep_best=False)
     config.validate()
     checks.items("ks", ks, lambda n, v: checks.integer(n, v, 1))
@@ -574,10 +577,8 @@ def few_shot(
         for seed in tqdm(seeds, desc=f"few-shot k={k}", disable=not progress, leave=False):
             idx = subsets[(k, seed)]
             subset = TaskData(data.task, {**data.features, "train": data.features["train"].select(idx)}, {**data.rows, "train": train_rows.select(idx)}, data.pad_token_id)
-            model = make_model()
-            run_config = dataclasses.replace(config, seed=seed)
-            train(model, {data.task.name: subset}, run_config, progress=False)
-            scores = evaluate(model, {data.task.name: subset}, split, config.eval_batch_size, pick_device(config.device))
+            torch.manual_seed(seed)
+            scores, _, _ = train_and_score(make_model(), {data.task.name: subset}, dataclasses.replace(config, seed=seed), split)
             rows.append({"k": k, "per_class": per_class, "seed": seed, **scores.iloc[0].to_dict()})
     return pd.DataFrame(rows)
 
