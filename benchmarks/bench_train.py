@@ -11,14 +11,13 @@ Prints, measured side by side in one run:
 """
 
 import argparse
-import dataclasses
 import statistics
 import time
 
 import numpy as np
 import torch
 
-from mtllib.data.features import collate, load_tokenizer
+from mtllib.data.features import load_tokenizer
 from mtllib.training.iat import HeadUpdateMask
 from mtllib.modeling.multitask import MultiTaskModel
 from mtllib.runtime import quiet_notebook

@@ -38,6 +38,12 @@ def _plain(value):
     return str(value)
 
 
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes (hex), read in blocks."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
 def digest(*parts) -> str:
     """SHA-256 (hex) of ``parts`` as canonical JSON: equal values give equal digests."""
     text = json.dumps(_plain(list(parts)), sort_keys=True, separators=(",", ":"))

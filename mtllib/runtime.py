@@ -1,4 +1,4 @@
-"""Seeds, device selection and mixed precision: the few lines every experiment needs.
+"""Seeds, device selection, mixed precision and the cache folder: the few lines every experiment needs.
 
 CPU is the default everywhere (it is what CI and the committed book use). On a CUDA machine,
 ``pick_device("auto")`` selects the GPU and :func:`autocast` runs the forward pass in bfloat16. On a CPU,
@@ -11,11 +11,19 @@ import contextlib
 import functools
 import os
 import random
+from pathlib import Path
 
 import numpy as np
 import torch
 
 DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
+
+
+def cache_root() -> Path:
+    """The folder of every local cache (features, silver labels, assets, trained models): ``$MTLLIB_CACHE``
+    (``~`` expanded), default ``~/.cache/mtllib``. A cache is a convenience a new machine lacks: no result
+    depends on it."""
+    return Path(os.environ.get("MTLLIB_CACHE", "~/.cache/mtllib")).expanduser()
 
 
 def seed_everything(seed: int) -> None:

@@ -160,3 +160,12 @@ def test_an_empty_tensor_digests_its_name_dtype_and_shape_only():
     from mtllib.fingerprint import tensor_digest
 
     assert tensor_digest({"e": torch.zeros(0)}) == hashlib.sha256(b"e|torch.float32|(0,)|").hexdigest()
+
+
+def test_file_sha256_is_the_standard_digest_of_the_bytes(tmp_path):
+    from mtllib.fingerprint import file_sha256
+
+    (tmp_path / "abc").write_bytes(b"abc")  # FIPS 180-2's test vector
+    assert file_sha256(tmp_path / "abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    (tmp_path / "big").write_bytes(b"a" * 1_000_000)  # read in blocks: the million-'a' vector
+    assert file_sha256(tmp_path / "big") == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"

@@ -102,3 +102,32 @@ def hub_rows(name):
         "wnut_17": [{"id": "0", "tokens": ["@paul", "in", "London"], "ner_tags": [0, 0, 7]}],
         "squad": [{"id": "q1", "title": "SB50", "context": "The Denver Broncos won.", "question": "Who won?", "answers": squad_answers}],
     }[name]
+
+
+# --- a small multi-task run (the data-parallel tests and their torchrun worker) -----------------------------
+DDP_TASKS = ["bbc-topic", "tweet-sentiment"]  # classification: a per-example mean loss splits exactly across processes
+
+
+def ddp_data():
+    from mtllib.data.features import load_tokenizer, prepare
+
+    tokenizer = load_tokenizer("offline")
+    return tokenizer, prepare(DDP_TASKS, tokenizer, max_train=48, max_eval=24, max_length=48)
+
+
+def ddp_model(tokenizer, data, seed: int = 0):
+    """A tiny random-init BERT multi-task model without dropout (so processes and a single run can agree)."""
+    from transformers import BertConfig
+
+    from mtllib.modeling.multitask import MultiTaskModel
+
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                        intermediate_size=37, max_position_embeddings=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return MultiTaskModel.from_config(config, [data[n].task.spec() for n in data])
+
+
+def ddp_config(**changes):
+    from mtllib.training.trainer import TrainConfig
+
+    return TrainConfig(**{"epochs": 2, "batch_size": 8, "lr": 5e-3, **changes})

@@ -176,6 +176,49 @@ def equivalence_row(claim: str, values, margin: float, paper_value: float | None
             "rule": rule or f"95% t-interval over seeds inside +-{margin:g}", "verdict": v, "seeds needed": needed}
 
 
+def no_gain_row(claim: str, values, margin: float) -> dict:
+    """A claim that a method does not improve on a baseline ("LHUC did not improve on the fully shared model",
+    Sec. 5.1), judged on the 95% t-interval over seeds of ``values`` (method minus baseline) against ``margin``
+    (the largest gain counted as none): *holds* when the interval's upper end is at most ``margin``, *does not
+    hold* when its lower end exceeds it, inconclusive otherwise. A method that does worse satisfies the claim."""
+    row = equivalence_row(claim, values, margin)
+    row["verdict"] = HOLDS if row["high"] <= margin else DOES_NOT_HOLD if row["low"] > margin else INCONCLUSIVE
+    row["rule"] = f"95% t-interval over seeds at most +{margin:g}"
+    if row["verdict"] != INCONCLUSIVE:
+        row["seeds needed"] = None
+    return row
+
+
+def variance_ratio_row(claim: str, values, reference, direction: int = 1, confidence: float = CONFIDENCE) -> dict:
+    """A claim about the spread across seeds ("annealing increased variance across random seeds", Sec. 6):
+    the ratio of the sample variances of ``values`` and ``reference`` (one value per seed each) with its
+    F-distribution interval, ``ratio / F_{(1+c)/2}(n-1, m-1)`` to ``ratio / F_{(1-c)/2}(n-1, m-1)`` (exact for
+    independent normal samples). With ``direction`` 1 the claim *holds* when the interval lies above 1, *does
+    not hold* when it lies below, inconclusive otherwise (-1: the other way round)."""
+    a, b = (np.asarray(v, dtype=float).ravel() for v in (values, reference))
+    if a.size < 2 or b.size < 2 or not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError(f"{claim}: need at least two finite values on each side, got {a.size} and {b.size}")
+    if direction not in (-1, 1):
+        raise ValueError(f"direction is -1 or 1, got {direction!r}")
+    va, vb = a.var(ddof=1), b.var(ddof=1)
+    ratio = va / vb if vb > 0 else math.inf
+    low = ratio / stats.f.ppf((1 + confidence) / 2, a.size - 1, b.size - 1)
+    high = ratio / stats.f.ppf((1 - confidence) / 2, a.size - 1, b.size - 1)
+    above, below = low > 1, high < 1
+    v = HOLDS if (above if direction > 0 else below) else DOES_NOT_HOLD if (below if direction > 0 else above) else INCONCLUSIVE
+    needed = None  # seeds per side at which the measured ratio's interval would exclude 1
+    if v == INCONCLUSIVE and 0 < ratio < math.inf and ratio != 1:
+        far, lo, hi = max(ratio, 1 / ratio), 2, 1_000_000  # the F quantile falls as n grows: bisect
+        if stats.f.ppf((1 + confidence) / 2, hi - 1, hi - 1) < far:
+            while lo < hi:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if stats.f.ppf((1 + confidence) / 2, mid - 1, mid - 1) < far else (mid + 1, hi)
+            needed = lo
+    return {"claim": claim, "paper": "ratio above 1" if direction > 0 else "ratio below 1", "ours": f"{ratio:.2f} [{low:.2f}, {high:.2f}]",
+            "mean": ratio, "low": low, "high": high, "seeds": int(min(a.size, b.size)),
+            "rule": f"{confidence:.0%} F-interval of the variance ratio", "verdict": v, "seeds needed": needed}
+
+
 def correlation_interval(x, y, confidence: float = CONFIDENCE) -> Interval:
     """Pearson's r with its Fisher-z interval (``scipy.stats.pearsonr``); ``n`` is the number of points. Fewer
     than four points (or no spread) give the whole interval [-1, 1]."""

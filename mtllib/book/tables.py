@@ -30,6 +30,31 @@ def ci_table(rows: pd.DataFrame, by: list[str] | str, columns: list[str], digits
     return pd.DataFrame({c: grouped[c].agg(lambda v: ci_cell(v, digits)) for c in columns})
 
 
+def mean_sd(mean: pd.DataFrame, sd: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
+    """``"80.8 (0.7)"`` cells, the paper's form of a mean with its standard deviation over seeds (its Table 1;
+    the Tables chapter prints it too); an em dash where the mean is missing, the mean alone where the sd is
+    (one seed)."""
+    if not mean.index.equals(sd.index) or not mean.columns.equals(sd.columns):
+        raise ValueError("mean and sd must have the same rows and columns")
+
+    def cell(m, s):
+        if pd.isna(m):
+            return DASH
+        return f"{m:.{digits}f}" if pd.isna(s) else f"{m:.{digits}f} ({s:.{digits}f})"
+
+    return pd.DataFrame([[cell(m, s) for m, s in zip(mean.loc[i], sd.loc[i])] for i in mean.index], index=mean.index, columns=mean.columns)
+
+
+def glue_function(glue=None):
+    """``glue`` if given (a stand-in taking ``(key, value)``, as tests pass), else :func:`myst_nb.glue` that
+    stores a value for the page's text without displaying it."""
+    if glue is not None:
+        return glue
+    from myst_nb import glue as myst_glue
+
+    return lambda key, value: myst_glue(key, value, display=False)
+
+
 def glue_claims(rows: list[dict], nothing: str, glue=None) -> pd.DataFrame:
     """The claims table of a chapter (:func:`mtllib.analysis.stats.claims_table`), glued for the page's text
     and the claims ledger: ``claims`` (the table), ``n_claims``, ``n_hold``, ``n_not`` and ``n_inconclusive``
@@ -37,11 +62,7 @@ def glue_claims(rows: list[dict], nothing: str, glue=None) -> pd.DataFrame:
     dash for every count. ``glue``: :func:`myst_nb.glue` (the default) or a stand-in taking ``(key, value)``."""
     from mtllib.analysis import stats
 
-    if glue is None:
-        from myst_nb import glue as myst_glue
-
-        def glue(key, value):
-            myst_glue(key, value, display=False)
+    glue = glue_function(glue)
 
     if rows:
         claims = stats.claims_table(rows)

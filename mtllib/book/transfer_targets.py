@@ -13,33 +13,10 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from mtllib.analysis.stats import DASH
 from mtllib.book import results
+from mtllib.book.tables import glue_function, mean_sd
 from mtllib.experiments import transferability as tr
 from mtllib.papers import task_transferability as paper
-
-
-def _glue_function(glue):
-    if glue is not None:
-        return glue
-    from myst_nb import glue as myst_glue
-
-    return lambda key, value: myst_glue(key, value, display=False)
-
-
-def mean_sd(mean: pd.DataFrame, sd: pd.DataFrame, digits: int = 1) -> pd.DataFrame:
-    """``"80.8 (0.7)"`` cells, the paper's form of a mean with its standard deviation over seeds (its Table 1;
-    the Tables chapter prints it too); an em dash where the mean is missing, the mean alone where the sd is
-    (one seed)."""
-    if not mean.index.equals(sd.index) or not mean.columns.equals(sd.columns):
-        raise ValueError("mean and sd must have the same rows and columns")
-
-    def cell(m, s):
-        if pd.isna(m):
-            return DASH
-        return f"{m:.{digits}f}" if pd.isna(s) else f"{m:.{digits}f} ({s:.{digits}f})"
-
-    return pd.DataFrame([[cell(m, s) for m, s in zip(mean.loc[i], sd.loc[i])] for i in mean.index], index=mean.index, columns=mean.columns)
 
 
 def prepare_data(model: str, groups: dict[str, list[str]], targets: list[str], max_length: int, max_train: int, max_eval: int,
@@ -62,7 +39,7 @@ def fine_tune_targets(model: str, groups: dict[str, list[str]], target_group: st
     ``design`` for the Tables chapter, and ``n_runs``, ``pf_minutes`` (training minutes of the encoders; for one
     from the model cache, the run that made it) and ``n_cached`` for the text. Returns ``(scores, gate, costs)``,
     costs one row per scheme as the page shows it."""
-    glue = _glue_function(glue)
+    glue = glue_function(glue)
     run = tr.run(tr.model_factory(model), groups, {target_group: targets}, data, pf_config, ft_config, seeds, schemes, progress=False)
     scores, costs = run["scores"], run["costs"]
     gate = tr.target_gate(scores, data)
@@ -80,7 +57,7 @@ def scheme_table(scores: pd.DataFrame, schemes: list[str], target_group: str, gl
     target, the average over the targets (our Table 2 row for the group) and the paper's Table 2 row beside it.
     Glues ``best_ours`` and ``best_paper`` (the scheme with the best average) and ``spread_ours`` (points between
     our best and worst scheme)."""
-    glue = _glue_function(glue)
+    glue = glue_function(glue)
     mean, sd = tr.table1(scores, schemes)
     table = mean_sd(mean, sd)
     table.index = [t if t != "Average" else f"average over our {target_group} targets" for _, t in table.index]
@@ -99,7 +76,7 @@ def glue_gate(gate: pd.DataFrame, glue=None) -> pd.DataFrame:
     ``ex_verdict``); returns the gate table as the page shows it."""
     from mtllib.analysis import learnability
 
-    glue = _glue_function(glue)
+    glue = glue_function(glue)
     first = gate.iloc[0]
     baseline = next(c for c in gate.columns if c.endswith("(mean)"))
     values = {"learned": ", ".join(gate.index[gate.learned]) or "none", "not_learned": ", ".join(gate.index[~gate.learned]) or "none",

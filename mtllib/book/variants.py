@@ -8,16 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from mtllib.book.tables import ci_cell, ci_table
+from mtllib.book.tables import ci_cell, ci_table, glue_function
 from mtllib.experiments.adapters import average_per_seed, learned_by_every_model
-
-
-def _glue(glue):
-    if glue is not None:
-        return glue
-    from myst_nb import glue as myst_glue
-
-    return lambda key, value: myst_glue(key, value, display=False)
 
 
 def data_table(data: dict) -> pd.DataFrame:
@@ -36,7 +28,7 @@ def train_minutes(rows: pd.DataFrame, seeds: list[int], by: str = "variant") -> 
 
 def learned_tasks(rows: pd.DataFrame, tasks: list[str], glue=None) -> list[str]:
     """The tasks every model learned, glued as ``learned`` (names, or "none") and ``n_learned``."""
-    glue = _glue(glue)
+    glue = glue_function(glue)
     learned = learned_by_every_model(rows, tasks)
     glue("learned", ", ".join(learned) or "none")
     glue("n_learned", str(len(learned)))

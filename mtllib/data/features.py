@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mtllib.runtime import cache_root
 from mtllib.data.assets import resolve_model
 from mtllib.data.tasks import Task, get_task, load_task
 
@@ -45,7 +46,7 @@ def load_tokenizer(name_or_path: str):
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("MTLLIB_CACHE", Path.home() / ".cache" / "mtllib")) / "features"
+    return cache_root() / "features"
 
 
 def _fingerprint(task, dataset, tokenizer, max_length: int) -> str:
@@ -101,8 +102,20 @@ def _encode_words(task, rows, tokenizer, max_length):
     return out
 
 
+def _fit_questions(questions: list[str], tokenizer, max_length: int) -> list[str]:
+    """The questions, each cut to its first ``max_length // 2`` tokens where it leaves no token of
+    ``max_length`` for the context (then truncating only the context cannot work and the tokenizer raises);
+    every other question is returned unchanged."""
+    specials = tokenizer.num_special_tokens_to_add(pair=True)
+    enc = tokenizer(questions, add_special_tokens=False, return_offsets_mapping=True)
+    keep = max_length // 2
+    return [q if len(ids) + specials < max_length else q[: offsets[keep - 1][1]]
+            for q, ids, offsets in zip(questions, enc["input_ids"], enc["offset_mapping"], strict=True)]
+
+
 def _encode_spans(task, rows, tokenizer, max_length):
-    enc = tokenizer(rows["question"], rows["context"], truncation="only_second", max_length=max_length, return_offsets_mapping=True)
+    questions = _fit_questions(rows["question"], tokenizer, max_length)
+    enc = tokenizer(questions, rows["context"], truncation="only_second", max_length=max_length, return_offsets_mapping=True)
     out = {k: enc[k] for k in MODEL_INPUTS if k in enc}
     starts, ends, offsets = [], [], []
     for i, (answer_start, answer_text) in enumerate(zip(rows["answer_start"], rows["answer_text"])):

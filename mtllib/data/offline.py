@@ -43,7 +43,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from mtllib.data.corpora import BBC_TOPICS, TWEET_SENTIMENTS, load_bbc_news, load_tweets
+from mtllib.data.corpora import load_bbc_news, load_tweets
 
 SPLITS = ("train", "validation", "test")
 SPLIT_FRACTIONS = (0.70, 0.15, 0.15)
@@ -276,7 +276,10 @@ def build_bbc_headline(seed: int, pairs_per_article: int = 4):
     return _rows_by_split(one, bbc_articles(seed), seed)
 
 
-def _sentences_of(part: pd.DataFrame, rng, per_article: int, min_words: int = 5, max_words: int = 40):
+def sentences_of(part: pd.DataFrame, rng, per_article: int, min_words: int = 5, max_words: int = 40):
+    """``(article row, sentence index, sentence)`` for up to ``per_article`` sentences of ``min_words`` to
+    ``max_words`` words drawn (with ``rng``) from each article of ``part``: the sentence tasks here and the
+    silver tasks (:mod:`mtllib.data.silver`) draw their sentences this way."""
     for art in part.itertuples():
         usable = [(i, s) for i, s in enumerate(art.sentences) if min_words <= len(s.split()) <= max_words]
         for j in rng.permutation(len(usable))[:per_article]:
@@ -287,7 +290,7 @@ def _sentences_of(part: pd.DataFrame, rng, per_article: int, min_words: int = 5,
 def build_bbc_acceptability(seed: int, per_article: int = 4):
     def one(part, rng):
         rows = []
-        for art, i, sentence in _sentences_of(part, rng, per_article):
+        for art, i, sentence in sentences_of(part, rng, per_article):
             tokens = words(sentence)
             if rng.random() < 0.5:
                 rows.append({"id": f"{art.doc_id}#{i}", "text": detokenize(tokens), "label": 1, "corruption": "none"})
@@ -338,7 +341,7 @@ def punct_example(paragraph: str) -> tuple[list[str], list[int]]:
 def build_bbc_truecase(seed: int, per_article: int = 4):
     def one(part, rng):
         rows = []
-        for art, i, sentence in _sentences_of(part, rng, per_article):
+        for art, i, sentence in sentences_of(part, rng, per_article):
             toks, tags = truecase_example(sentence)
             rows.append({"id": f"{art.doc_id}#{i}", "words": toks, "tags": tags})
         return pd.DataFrame(rows)

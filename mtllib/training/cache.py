@@ -18,12 +18,15 @@ into place, so a reader never sees half an entry; an entry whose files do not ma
 a disk error, an edit) is reported, deleted and rebuilt, never used. The cache is a convenience: it lives
 outside the repository (``$MTLLIB_CACHE``, default ``~/.cache/mtllib``), a new machine starts without it and
 every result is the same with or without it. ``MTLLIB_MODEL_CACHE=0`` turns it off.
+
+Runs whose model nobody needs after it is scored (few-shot repetitions, target fine-tuning: hundreds of runs
+per chapter) keep their *scores* only (:func:`train_and_score`): ``<cache>/scores/<key>.json``, keyed by the
+model's key and the content of the split scored, a few hundred bytes each instead of the weights.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import shutil
@@ -32,8 +35,8 @@ from pathlib import Path
 
 import torch
 
-from mtllib.fingerprint import dataset_digest, digest, source_digest, tensor_digest
-from mtllib.runtime import pick_device
+from mtllib.fingerprint import dataset_digest, digest, file_sha256, source_digest, tensor_digest
+from mtllib.runtime import cache_root, pick_device
 
 #: the modules whose source decides what training computes (their imports are followed)
 TRAINING_CODE = ("mtllib.training.trainer", "mtllib.modeling.multitask")
@@ -45,8 +48,9 @@ DATA_BUILDERS = ("mtllib.data.tasks", "mtllib.data.hub", "mtllib.data.offline", 
 TASK_FIELDS = ("name", "kind", "paradigm", "label_names", "metrics", "main_metric")
 
 
-def cache_root() -> Path:
-    return Path(os.environ.get("MTLLIB_CACHE", Path.home() / ".cache" / "mtllib")) / "models"
+def cache_dir() -> Path:
+    """The trained models' folder, ``models/`` under :func:`mtllib.runtime.cache_root`."""
+    return cache_root() / "models"
 
 
 def enabled() -> bool:
@@ -60,22 +64,25 @@ def recipe_key(model, data: dict, config) -> str:
     return digest("trained-model/1", model.config.to_dict(), getattr(model, "pooling", None), tensor_digest(model.state_dict()), tasks, settings, source_digest(TRAINING_CODE, exclude=DATA_BUILDERS))
 
 
+def scores_dir() -> Path:
+    """The fine-tuning scores' folder, ``scores/`` under :func:`mtllib.runtime.cache_root`."""
+    return cache_root() / "scores"
+
+
+def score_key(model, data: dict, config, split: str) -> str:
+    """The key of training ``model`` on ``data`` with ``config`` (:func:`recipe_key`) and scoring ``split``."""
+    scored = [(name, dataset_digest(td.features[split])) for name, td in data.items()]
+    return digest("fine-tune-scores/1", recipe_key(model, data, config), split, scored)
+
+
 class CorruptEntry(RuntimeError):
     """A cache entry whose files do not match its record."""
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def load(key: str):
     """``(state_dict, result_fields, seconds)`` of the entry ``key``, ``None`` when there is none; raises
     :class:`CorruptEntry` (naming the folder) when the entry exists but does not check out."""
-    folder = cache_root() / key
+    folder = cache_dir() / key
     if not folder.exists():
         return None
     try:
@@ -83,7 +90,7 @@ def load(key: str):
         if record["key"] != key:
             raise CorruptEntry(f"{folder}: entry.json names another key")
         for name in ("model.pt", "result.pt"):
-            if _sha256(folder / name) != record["sha256"][name]:
+            if file_sha256(folder / name) != record["sha256"][name]:
                 raise CorruptEntry(f"{folder / name}: contents do not match the digest in entry.json")
         state = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
         fields = torch.load(folder / "result.pt", map_location="cpu", weights_only=False)
@@ -96,7 +103,7 @@ def load(key: str):
 
 def store(key: str, state: dict, fields: dict, seconds: float) -> Path:
     """Write an entry atomically (a temporary folder renamed into place); return its folder."""
-    root = cache_root()
+    root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     final = root / key
     tmp = root / f".{key}.tmp{os.getpid()}"
@@ -105,7 +112,7 @@ def store(key: str, state: dict, fields: dict, seconds: float) -> Path:
     try:
         torch.save({k: v.detach().cpu() for k, v in state.items()}, tmp / "model.pt")
         torch.save(fields, tmp / "result.pt")
-        record = {"key": key, "sha256": {n: _sha256(tmp / n) for n in ("model.pt", "result.pt")}, "train_seconds": seconds,
+        record = {"key": key, "sha256": {n: file_sha256(tmp / n) for n in ("model.pt", "result.pt")}, "train_seconds": seconds,
                   "written_at": time.strftime("%Y-%m-%d %H:%M:%S")}
         (tmp / "entry.json").write_text(json.dumps(record, indent=1))
         if final.exists():
@@ -132,7 +139,7 @@ def train_cached(model, data: dict, config=None, progress: bool = True, log=prin
         entry = load(key)
     except CorruptEntry as err:
         log(f"model cache: {err}; rebuilding it")
-        shutil.rmtree(cache_root() / key, ignore_errors=True)
+        shutil.rmtree(cache_dir() / key, ignore_errors=True)
         entry = None
     if entry is not None:
         state, fields, seconds = entry
@@ -145,3 +152,43 @@ def train_cached(model, data: dict, config=None, progress: bool = True, log=prin
     seconds = time.perf_counter() - start
     store(key, model.state_dict(), {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}, seconds)
     return result, seconds, False
+
+
+def train_and_score(model, data: dict, config, split: str = "test", log=print):
+    """Train ``model`` on ``data`` (:func:`mtllib.training.trainer.train`) and score ``split``
+    (:func:`mtllib.training.trainer.evaluate`) through the scores cache: ``(scores, epochs, hit)``, with
+    ``scores`` one row per task and ``epochs`` the last epoch trained (fewer than ``config.epochs`` when
+    ``patience`` stopped the run). On a hit nothing trains and ``model`` is left as it was built: use this only
+    where the trained model is not needed after its scores."""
+    import pandas as pd
+
+    from mtllib.training.trainer import evaluate, train
+
+    config.validate()
+
+    def run():
+        result = train(model, data, config, progress=False)
+        return evaluate(model, data, split, config.eval_batch_size, pick_device(config.device)), int(result.history.epoch.max())
+
+    if config.checkpoint_dir is not None or not enabled():
+        return (*run(), False)
+    key = score_key(model, data, config, split)
+    path = scores_dir() / f"{key}.json"
+    if path.exists():
+        try:
+            record = json.loads(path.read_text())
+            if record["key"] != key:
+                raise ValueError("the entry names another key")
+            table = record["scores"]
+            scores = pd.DataFrame(table["data"], index=pd.Index(table["index"], name="task"), columns=table["columns"])
+            return scores, int(record["epochs"]), True
+        except Exception as err:  # truncated or edited: rebuilt, never used
+            log(f"scores cache: {path}: {type(err).__name__}: {err}; rebuilding it")
+    scores, epochs = run()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps({"key": key, "scores": scores.to_dict(orient="split"), "epochs": epochs,
+                               "written_at": time.strftime("%Y-%m-%d %H:%M:%S")}, default=float))
+    os.replace(tmp, path)  # atomic: a reader never sees half an entry
+    return scores, epochs, False
+

@@ -22,6 +22,10 @@ task's metric and the best model kept by the average of the tasks' main metrics.
   task's important heads.
 - On CUDA: bf16 autocast and fused AdamW; CPU (fp32) is the default, with bf16 autocast as an opt-in
   (``cpu_bf16``) on CPUs with native bf16.
+- Data-parallel: started by a launcher on several processes (``torchrun --nproc_per_node N``), the same call
+  trains one model with accelerate's DDP, each step's global batch split across the processes
+  (:mod:`mtllib.training.distributed`); the schedule, the global batch and checkpoint/resume are a single
+  process's.
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ from mtllib.data.features import TaskData, collate, decode_spans, references
 from mtllib.training.iat import HeadUpdateMask, IATConfig
 from mtllib.analysis.importance import head_importance, select_heads
 from mtllib.runtime import autocast, pick_device, to_device
+from mtllib.training import distributed
+from mtllib.training.cache import train_and_score
 from mtllib.training.samplers import SAMPLERS, TaskSampler
 from mtllib.data.tasks import k_shot_indices
 
@@ -79,30 +85,48 @@ def eval_batches(examples: list[dict], batch_size: int) -> list[np.ndarray]:
 
 
 @torch.no_grad()
+def _forward_split(model, data: TaskData, split: str, batch_size: int, device, gates, cpu_bf16: bool, logits: bool, losses: bool):
+    """One pass over a split in length-grouped batches: each example's logits (trimmed to its length for token
+    tasks) and/or its loss, both in the split's order."""
+    from mtllib.modeling.gates import HeadGates
+
+    task = data.task
+    device = device or next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    examples = data.features[split].to_list()  # one conversion; indexing a Dataset row by row is slow
+    outputs: list = [None] * len(examples)
+    loss_values = np.empty(len(examples), dtype=np.float64)
+    try:
+        with HeadGates(model, gates):
+            for positions in eval_batches(examples, batch_size):
+                batch = to_device(collate([examples[i] for i in positions], data.pad_token_id, task=task.name), device)
+                if not losses:
+                    batch = {k: v for k, v in batch.items() if k not in ("labels", "token_labels", "start_positions", "end_positions")}
+                with autocast(device, cpu_bf16=cpu_bf16):
+                    out = model(**batch)
+                if losses:
+                    loss_values[positions] = out.per_example_loss.float().cpu().numpy()
+                if logits:
+                    values = out.logits[task.name].float().cpu()
+                    for row, i in enumerate(positions):
+                        outputs[i] = values[row, : len(examples[i]["input_ids"])] if task.kind in ("sequence_labelling", "span_qa") else values[row]
+    finally:
+        model.train(was_training)
+    return outputs, loss_values
+
+
 def predict(model, data: TaskData, split: str = "validation", batch_size: int = 64, device=None, gates=None, cpu_bf16: bool = False):
     """Predictions of one task on one split, in the form its metrics take (see :func:`evaluate`), in the
     split's order (batches are grouped by length, :func:`eval_batches`). ``cpu_bf16``: bf16 autocast on a CPU
     with native bf16 (:func:`mtllib.runtime.autocast`)."""
-    from mtllib.modeling.gates import HeadGates
+    outputs, _ = _forward_split(model, data, split, batch_size, device, gates, cpu_bf16, logits=True, losses=False)
+    return _predictions(data, split, outputs)
 
+
+def _predictions(data: TaskData, split: str, outputs: list):
+    """Per-example logits -> predictions and references, in the form the task's metrics take."""
     task, feats, rows = data.task, data.features[split], data.rows[split]
-    device = device or next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    examples = feats.to_list()  # one conversion; indexing a Dataset row by row is slow
-    outputs: list = [None] * len(examples)
-    try:
-        with HeadGates(model, gates):
-            for positions in eval_batches(examples, batch_size):
-                chunk = [examples[i] for i in positions]
-                batch = to_device(collate(chunk, data.pad_token_id, task=task.name), device)
-                batch = {k: v for k, v in batch.items() if k not in ("labels", "token_labels", "start_positions", "end_positions")}
-                with autocast(device, cpu_bf16=cpu_bf16):
-                    logits = model(**batch).logits[task.name].float().cpu()
-                for row, i in enumerate(positions):
-                    outputs[i] = logits[row, : len(examples[i]["input_ids"])] if task.kind in ("sequence_labelling", "span_qa") else logits[row]
-    finally:
-        model.train(was_training)
     if task.kind == "classification":
         return torch.stack(outputs).argmax(-1).numpy(), references(data, split)
     if task.kind == "regression":
@@ -119,34 +143,23 @@ def predict(model, data: TaskData, split: str = "validation", batch_size: int = 
     return answers, references(data, split)
 
 
-@torch.no_grad()
 def example_losses(model, data: TaskData, split: str = "test", batch_size: int = 64, device=None) -> np.ndarray:
     """The loss of every example of one task on ``split`` (the task's training loss, per example), in the
     split's order: what AHP compares between transferred models (:mod:`mtllib.analysis.similarity`)."""
-    task, feats = data.task, data.features[split]
-    device = device or next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    examples = feats.to_list()
-    out = np.empty(len(examples), dtype=np.float64)
-    try:
-        for positions in eval_batches(examples, batch_size):
-            batch = to_device(collate([examples[i] for i in positions], data.pad_token_id, task=task.name), device)
-            with autocast(device):
-                out[positions] = model(**batch).per_example_loss.float().cpu().numpy()
-    finally:
-        model.train(was_training)
-    return out
+    return _forward_split(model, data, split, batch_size, device, None, False, logits=False, losses=True)[1]
 
 
-def evaluate(model, data: dict[str, TaskData], split: str = "validation", batch_size: int = 64, device=None, gates=None, cpu_bf16: bool = False) -> pd.DataFrame:
+def evaluate(model, data: dict[str, TaskData], split: str = "validation", batch_size: int = 64, device=None, gates=None, cpu_bf16: bool = False,
+             with_loss: bool = False) -> pd.DataFrame:
     """Every task's metrics (percent) on ``split``, one row per task, with the main metric in ``score``.
-    ``gates``: optional head-gate values (e.g. a pruning mask from :mod:`mtllib.analysis.importance`)."""
+    ``gates``: optional head-gate values (e.g. a pruning mask from :mod:`mtllib.analysis.importance`).
+    ``with_loss``: also each task's mean loss per example (``loss``), from the same forward pass."""
     rows = []
     for name, td in data.items():
-        preds, golds = predict(model, td, split, batch_size, device, gates, cpu_bf16)
+        outputs, losses = _forward_split(model, td, split, batch_size, device, gates, cpu_bf16, logits=True, losses=with_loss)
+        preds, golds = _predictions(td, split, outputs)
         values = metric_fns.compute(td.task.metrics, preds, golds)
-        rows.append({"task": name, **values, "score": values[td.task.main_metric]})
+        rows.append({"task": name, **values, "score": values[td.task.main_metric], **({"loss": float(losses.mean())} if with_loss else {})})
     return pd.DataFrame(rows).set_index("task")
 
 
@@ -356,6 +369,9 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
             if split not in td.features or len(td.features[split]) == 0:
                 raise ValueError(f"task {name!r} has no {split} examples: training needs both splits non-empty")
     device = pick_device(config.device)
+    dp = distributed.context(device)  # one process unless a launcher started several
+    if dp.distributed:
+        device = dp.accelerator.device
     plan = _Plan(data, config)
     total_steps = plan.steps_per_epoch * config.epochs
     warmup_steps = max(1, round(config.warmup * total_steps)) if config.warmup > 0 else 0
@@ -394,10 +410,12 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
                 old = saved.get("recipe", {}).get("data", {})
                 detail += "; tasks whose data differ: " + ", ".join(sorted(n for n in set(old) | set(recipe["data"]) if old.get(n) != recipe["data"].get(n)))
             raise ValueError(f"{last} was written by another run (its {' and '.join(differs)} differ{detail}); use another checkpoint_dir or delete it")
+        if saved.get("world_size", 1) != dp.world_size:
+            raise ValueError(f"{last} was written by a run on {saved.get('world_size', 1)} process(es); this one has {dp.world_size}: resume with as many, or use another checkpoint_dir")
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         scheduler.load_state_dict(saved["scheduler"])
-        torch.set_rng_state(saved["torch_rng"])
+        torch.set_rng_state(saved["torch_rng_ranks"][dp.rank] if dp.distributed else saved["torch_rng"])
         state = saved["state"]
         state.setdefault("best_value", state["best_score"])  # checkpoints written before select_on existed
         state.setdefault("stopped_epoch", None)
@@ -406,13 +424,22 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
 
     iat_start = config.iat.start_step(total_steps) if config.iat else None
     update_mask = HeadUpdateMask(model, state["masks"]) if state["masks"] else None
+    net = dp.accelerator.prepare_model(model) if dp.distributed else model  # DDP syncs gradients in backward
 
     def checkpoint():
-        if ckpt_dir is not None:
+        if ckpt_dir is None:
+            return
+        if dp.distributed:
+            rng = dp.gather(torch.get_rng_state())  # every process's dropout stream
+            if dp.is_main:
+                _save(last, {"recipe": recipe, "model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                             "torch_rng": rng[0], "torch_rng_ranks": rng, "world_size": dp.world_size, "state": state})
+            dp.barrier()
+        else:
             _save(last, {"recipe": recipe, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
                          "scheduler": scheduler.state_dict(), "torch_rng": torch.get_rng_state(), "state": state})
 
-    bar = tqdm(total=total_steps, initial=state["global_step"], desc="training", unit="step", disable=not progress)
+    bar = tqdm(total=total_steps, initial=state["global_step"], desc="training", unit="step", disable=not progress or not dp.is_main)
     try:
         for epoch in range(1, config.epochs + 1):
             if state["stopped_epoch"] is not None:
@@ -427,12 +454,14 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
                 if step < state["global_step"]:
                     continue
                 if iat_start is not None and step == iat_start and not state["masks"] and config.iat.alpha < 1:
-                    state["importance"], state["masks"] = _iat_masks(model, data, config, device, progress)
+                    found = _iat_masks(model, data, config, device, progress) if dp.is_main else None
+                    state["importance"], state["masks"] = dp.broadcast(found)  # one set of masks for every process
                     update_mask = HeadUpdateMask(model, state["masks"])
+                members, factor = dp.shard(members)
                 batch = to_device(_make_batch(data, plan.examples, task, members), device)
                 with autocast(device, config.bf16, config.cpu_bf16):
-                    loss = model(**batch).loss
-                loss.backward()
+                    loss = net(**batch).loss
+                (loss * factor if dp.distributed else loss).backward()
                 if update_mask is not None:
                     update_mask.zero_frozen_grads(task)
                 if config.max_grad_norm:
@@ -443,7 +472,7 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
                     optimizer.step()
                 scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
-                loss_value = float(loss.detach())
+                loss_value = dp.mean_loss(loss, factor)
                 state["log"].append({"epoch": epoch, "step": step + 1, "task": task or "mixed", "loss": loss_value, "lr": scheduler.get_last_lr()[0]})
                 state["global_step"] = step + 1
                 bar.update(1)
@@ -452,9 +481,12 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
                     checkpoint()
                 if on_step is not None:
                     on_step(state["global_step"])
-            scores = evaluate(model, data, "validation", config.eval_batch_size, device, cpu_bf16=config.cpu_bf16)
+            scores, losses = None, None
+            if dp.is_main:  # the others take the main process's scores: every process keeps the same best epoch
+                scores = evaluate(model, data, "validation", config.eval_batch_size, device, cpu_bf16=config.cpu_bf16, with_loss=config.select_on == "loss")
+                losses = scores.pop("loss").to_dict() if config.select_on == "loss" else {}
+            scores, losses = dp.broadcast((scores, losses))
             average = float(scores["score"].mean())
-            losses = validation_losses(model, data, config.eval_batch_size, device) if config.select_on == "loss" else {}
             average_loss = float(np.mean(list(losses.values()))) if losses else None
             for name, row in scores.iterrows():
                 extra = {"loss": losses[name], "average_loss": average_loss} if losses else {}
@@ -464,7 +496,7 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
                 state["best_value"], state["best_score"], state["best_epoch"] = value, average, epoch
                 if config.keep_best:
                     best_state = _cpu_state(model)
-                    if ckpt_dir is not None:
+                    if ckpt_dir is not None and dp.is_main:
                         _save(ckpt_dir / "best.pt", best_state)
             if config.patience is not None and epoch < config.epochs and epoch - state["best_epoch"] >= config.patience:
                 state["stopped_epoch"] = epoch
@@ -530,7 +562,9 @@ def few_shot(
 ) -> pd.DataFrame:
     """Few-shot transfer (Table 6): for each ``k`` and seed, fine-tune ``make_model()`` (e.g. a multi-task
     checkpoint's encoder with a fresh head for ``data.task``) on ``k`` examples per class (``per_class=True``)
-    or ``k`` in total, and evaluate on ``split``. Returns one row per (k, seed) with the task's metrics."""
+    or ``k`` in total, and evaluate on ``split``. Returns one row per (k, seed) with the task's metrics.
+    ``make_model`` is called after ``torch.manual_seed(seed)``, so a fresh head is the same with or without the
+    scores cache (:func:`mtllib.training.cache.train_and_score`), which keeps each run's scores."""
     config = config or TrainConfig(epochs=10, batch_size=8, lr=2e-5, keep_best=False)
     config.validate()
     checks.items("ks", ks, lambda n, v: checks.integer(n, v, 1))
@@ -543,10 +577,8 @@ def few_shot(
         for seed in tqdm(seeds, desc=f"few-shot k={k}", disable=not progress, leave=False):
             idx = subsets[(k, seed)]
             subset = TaskData(data.task, {**data.features, "train": data.features["train"].select(idx)}, {**data.rows, "train": train_rows.select(idx)}, data.pad_token_id)
-            model = make_model()
-            run_config = dataclasses.replace(config, seed=seed)
-            train(model, {data.task.name: subset}, run_config, progress=False)
-            scores = evaluate(model, {data.task.name: subset}, split, config.eval_batch_size, pick_device(config.device))
+            torch.manual_seed(seed)
+            scores, _, _ = train_and_score(make_model(), {data.task.name: subset}, dataclasses.replace(config, seed=seed), split)
             rows.append({"k": k, "per_class": per_class, "seed": seed, **scores.iloc[0].to_dict()})
     return pd.DataFrame(rows)
 

@@ -1,7 +1,6 @@
 """The learnability gate: thresholds per metric, the majority baseline, the gate over tasks and seeds."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from mtllib.analysis import learnability as L

@@ -116,3 +116,26 @@ def test_sign_row_judges_a_direction_without_an_effect_size():
     assert st.sign_row("down", [-1.0, -1.2, -0.9], direction=-1)["verdict"] == st.HOLDS
     with pytest.raises(ValueError, match="direction"):
         st.sign_row("x", [1.0, 2.0], direction=0)
+
+
+def test_no_gain_holds_for_no_gain_or_a_loss_and_fails_for_a_gain_beyond_the_margin():
+    assert st.no_gain_row("c", [-0.1, 0.0, 0.1], margin=1)["verdict"] == st.HOLDS
+    assert st.no_gain_row("c", [-5.1, -5.0, -4.9], margin=1)["verdict"] == st.HOLDS  # worse is no gain
+    row = st.no_gain_row("c", [2.9, 3.0, 3.1], margin=1)  # t(2) interval: 3 +- 0.25
+    assert row["verdict"] == st.DOES_NOT_HOLD and row["seeds needed"] is None and row["rule"].endswith("at most +1")
+    wide = st.no_gain_row("c", [-2.0, 0.0, 4.0], margin=1)
+    assert wide["verdict"] == st.INCONCLUSIVE and wide["seeds needed"] > 3
+
+
+def test_variance_ratio_interval_and_verdicts():
+    row = st.variance_ratio_row("c", [0.0, 2.0], [0.0, 1.0])  # variances 2 and 0.5: ratio 4
+    # F(1, 1): its 97.5% quantile is 647.79 (tables), its 2.5% quantile the reciprocal
+    assert row["mean"] == 4 and row["low"] == pytest.approx(4 / 647.79, rel=1e-4) and row["high"] == pytest.approx(4 * 647.79, rel=1e-4)
+    # F(9, 9) at 97.5% is 4.03 > 4 and F(10, 10) is 3.72 < 4: eleven seeds per side would exclude 1
+    assert row["verdict"] == st.INCONCLUSIVE and row["seeds needed"] == 11
+    wide, narrow = [-10.0, 10.0] * 10, [-1.0, 1.0] * 10  # variances 105.3 and 1.05: ratio 100, F(19, 19) at 97.5% is 2.53
+    assert st.variance_ratio_row("c", wide, narrow)["verdict"] == st.HOLDS
+    assert st.variance_ratio_row("c", narrow, wide)["verdict"] == st.DOES_NOT_HOLD
+    assert st.variance_ratio_row("c", narrow, wide, direction=-1)["verdict"] == st.HOLDS
+    with pytest.raises(ValueError, match="at least two"):
+        st.variance_ratio_row("c", [1.0], [1.0, 2.0])

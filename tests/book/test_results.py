@@ -1,7 +1,6 @@
 """Result tables passed between executed chapters: a glued table reads back unchanged from the executed copy,
 with its run record; a missing copy, a missing table and copies made with other settings are refused."""
 
-import json
 
 import nbformat
 import pandas as pd

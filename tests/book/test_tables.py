@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mtllib.book.tables import DASH, ci_cell, ci_table
+from mtllib.book.tables import DASH, ci_cell, ci_table, mean_sd
 
 
 def test_ci_cell_by_hand():
@@ -41,3 +41,14 @@ def test_glue_claims_glues_the_table_and_its_counts():
     empty = glue_claims([], "no task was learned", glue=glued.__setitem__)
     assert empty.verdict.tolist() == ["no claim can be judged: no task was learned"]
     assert glued["n_claims"] == DASH and glued["n_hold"] == DASH and glued["claims"] is empty
+
+
+def test_mean_sd_cells_as_the_paper_prints_them():
+    mean = pd.DataFrame({"a": [80.844, np.nan], "b": [1.25, 7.0]}, index=["x", "y"])
+    sd = pd.DataFrame({"a": [0.71, 0.2], "b": [np.nan, 0.04]}, index=["x", "y"])
+    table = mean_sd(mean, sd)
+    assert table.loc["x", "a"] == "80.8 (0.7)" and table.loc["y", "a"] == DASH
+    assert table.loc["x", "b"] == "1.2" and table.loc["y", "b"] == "7.0 (0.0)"  # one seed: the mean alone
+    assert mean_sd(mean, sd, digits=2).loc["x", "a"] == "80.84 (0.71)"
+    with pytest.raises(ValueError, match="same rows and columns"):
+        mean_sd(mean, sd.rename(index={"y": "z"}))

@@ -7,13 +7,10 @@ import json
 import matplotlib
 
 matplotlib.use("Agg")
-import numpy as np
 import pandas as pd
 import pytest
 
-from mtllib.analysis.stats import DASH
 from mtllib.book import transfer_targets as chapter
-from mtllib.book.transfer_targets import mean_sd
 from mtllib.experiments import transferability as tr
 
 SCHEMES = tr.all_schemes(["SL", "C", "QA"])
@@ -32,17 +29,6 @@ def _scores():
 class Glue(dict):
     def __call__(self, key, value):
         self[key] = value
-
-
-def test_mean_sd_cells_as_the_paper_prints_them():
-    mean = pd.DataFrame({"a": [80.844, np.nan], "b": [1.25, 7.0]}, index=["x", "y"])
-    sd = pd.DataFrame({"a": [0.71, 0.2], "b": [np.nan, 0.04]}, index=["x", "y"])
-    table = mean_sd(mean, sd)
-    assert table.loc["x", "a"] == "80.8 (0.7)" and table.loc["y", "a"] == DASH
-    assert table.loc["x", "b"] == "1.2" and table.loc["y", "b"] == "7.0 (0.0)"  # one seed: the mean alone
-    assert mean_sd(mean, sd, digits=2).loc["x", "a"] == "80.84 (0.71)"
-    with pytest.raises(ValueError, match="same rows and columns"):
-        mean_sd(mean, sd.rename(index={"y": "z"}))
 
 
 def test_the_scheme_table_puts_the_papers_row_beside_ours():

@@ -52,6 +52,24 @@ def test_truncated_answer_points_at_first_token(tokenizer):
     assert len(f["input_ids"]) == 32 and f["start_positions"] == f["end_positions"] == 0
 
 
+def test_a_question_longer_than_max_length_is_cut_and_the_answer_still_maps(tokenizer):
+    """Truncating only the context cannot fit a question of max_length tokens or more (the tokenizer raises):
+    such a question keeps its first max_length // 2 tokens; a question that fits is left as it is."""
+    context = "Time Warner said on Friday that it now owns 8% of search-engine Google."
+    long_question = " ".join(["why"] * 40)
+    ds = datasets.Dataset.from_dict({"id": ["a", "b"], "question": [long_question, "Who said it?"], "context": [context] * 2,
+                                     "answer_text": ["Time Warner"] * 2, "answer_start": [0, 0]})
+    rows = features.encode(get_task("bbc-cloze"), ds, tokenizer, max_length=32)
+    long, short = rows[0], rows[1]
+    assert len(long["input_ids"]) == 32 and sum(1 for t in long["token_type_ids"] if t == 0) == 16 + 2  # [CLS] 16 x why [SEP]
+    n = len(long["input_ids"])
+    start, end = np.full(n, -5.0), np.full(n, -5.0)
+    start[long["start_positions"]] = end[long["end_positions"]] = 5.0
+    assert features.decode_spans([start], [end], [long["offsets"]], [context]) == ["Time Warner"]
+    expected = tokenizer("Who said it?", context, truncation="only_second", max_length=32)["input_ids"]
+    assert short["input_ids"] == expected
+
+
 def test_decode_spans_respects_order_and_length():
     offsets = [[-1, -1], [0, 3], [4, 8], [9, 12]]
     context = "abc defg hij"

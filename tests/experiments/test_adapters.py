@@ -1,7 +1,6 @@
 """Table 2 runs on a tiny model: one row per method, seed and task; the shared baseline is the IAP chapters'
 multi-task model (same recipe, same cache entry); separate models are single-task; Table 1's layout."""
 
-import dataclasses
 
 import pytest
 from transformers import BertConfig
@@ -33,9 +32,9 @@ def test_rows_per_method_seed_and_task_and_shared_is_the_iap_model(tiny_pair):
     # entry holds the adapters' weights
     import torch
 
-    from mtllib.training.cache import cache_root
+    from mtllib.training.cache import cache_dir
 
-    states = [torch.load(p / "model.pt", map_location="cpu") for p in cache_root().iterdir()]
+    states = [torch.load(p / "model.pt", map_location="cpu") for p in cache_dir().iterdir()]
     assert len(states) == 4
     assert sum(any(k.startswith("adapters.") for k in s) for s in states) == 1
 
@@ -67,23 +66,23 @@ def test_variants_of_one_method_are_separate_models_and_rows(tiny_pair):
     cache key records keeps them apart; each gets its own trained model and its own rows."""
     import torch
 
-    from mtllib.training.cache import cache_root
+    from mtllib.training.cache import cache_dir
 
     folder, _, data = tiny_pair
-    before = set(cache_root().iterdir()) if cache_root().exists() else set()
+    before = set(cache_dir().iterdir()) if cache_dir().exists() else set()
     configs = exp.variant_configs({"parallel": {"method": "pals"}, "serial": {"method": "pals", "connection": "serial"}},
                                   {"pals": {"size": 12, "heads": 4}})  # a size no other test trains
     rows = exp.run_variants(folder, TASKS, configs, [0], data, CONFIG)
     assert list(rows.columns[:3]) == ["variant", "seed", "task"]
     assert list(rows.variant) == ["parallel", "parallel", "serial", "serial"] and list(rows.task) == TASKS * 2
-    new = sorted(set(cache_root().iterdir()) - before)
+    new = sorted(set(cache_dir().iterdir()) - before)
     assert len(new) == 2  # two entries, not one reused
     a, b = (torch.load(p / "model.pt", map_location="cpu") for p in new)
     assert a.keys() == b.keys()  # the same parameters ...
     assert any(not torch.equal(a[k], b[k]) for k in a if k.startswith("adapters."))  # ... trained differently
     again = exp.run_variants(folder, TASKS, {"serial, again": configs["serial"]}, [0], data, CONFIG)  # from the cache
     assert again.score.tolist() == rows[rows.variant == "serial"].score.tolist()
-    assert sorted(set(cache_root().iterdir()) - before) == new
+    assert sorted(set(cache_dir().iterdir()) - before) == new
 
 
 def test_a_variant_takes_its_methods_default_size_unless_it_gives_one():
@@ -182,14 +181,3 @@ def test_the_gate_table_and_the_tasks_every_model_learned():
     assert list(per_seed.columns) == ["shared", "pals"] and list(per_seed.index) == [0, 1]
     assert per_seed.loc[0, "pals"] == 80.5 and per_seed.loc[1, "shared"] == 87
     assert exp.average_per_seed(rows, []).empty
-
-
-def test_no_gain_holds_for_no_gain_or_a_loss_and_fails_for_a_gain_beyond_the_margin():
-    from mtllib.analysis.stats import DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
-
-    assert exp.no_gain_row("c", [-0.1, 0.0, 0.1], margin=1)["verdict"] == HOLDS
-    assert exp.no_gain_row("c", [-5.1, -5.0, -4.9], margin=1)["verdict"] == HOLDS  # worse is no gain
-    row = exp.no_gain_row("c", [2.9, 3.0, 3.1], margin=1)  # t(2) interval: 3 +- 0.25
-    assert row["verdict"] == DOES_NOT_HOLD and row["seeds needed"] is None and row["rule"].endswith("at most +1")
-    wide = exp.no_gain_row("c", [-2.0, 0.0, 4.0], margin=1)
-    assert wide["verdict"] == INCONCLUSIVE and wide["seeds needed"] > 3

@@ -236,6 +236,19 @@ def test_a_file_that_is_no_checkpoint_is_refused_with_its_name_and_the_error(tmp
         load_checkpoint(tmp_path / "other.pt")
 
 
+class _RunsCodeWhenUnpickled:
+    def __reduce__(self):
+        return (print, ("this ran while loading",))
+
+
+def test_a_checkpoint_that_would_run_code_is_refused_not_loaded(tmp_path, capsys):
+    """Checkpoints load with ``weights_only``: a pickle that calls a function when read is an error."""
+    torch.save({"state_dict": {}, "config": {}, "tasks": [], "payload": _RunsCodeWhenUnpickled()}, tmp_path / "evil.pt")
+    with pytest.raises(ValueError, match=r"evil\.pt cannot be read \(UnpicklingError"):
+        load_checkpoint(tmp_path / "evil.pt")
+    assert "this ran" not in capsys.readouterr().out
+
+
 def test_a_checkpoint_without_encoder_weights_is_refused_for_a_new_task_list(tmp_path):
     save_checkpoint(_model(), tmp_path / "m.pt")
     payload = torch.load(tmp_path / "m.pt", weights_only=False)

@@ -1,7 +1,6 @@
 """The transferability paper's numbers as transcribed: every printed aggregate recomputed from the cells, and the
 places where the paper's aggregates do not follow from its own cells pinned down (see the module docstring)."""
 
-import numpy as np
 import pytest
 
 from mtllib.papers import task_transferability as paper

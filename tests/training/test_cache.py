@@ -3,6 +3,7 @@ the weights retrains; a corrupt entry is rebuilt, never used."""
 
 import dataclasses
 
+import pandas as pd
 import pytest
 import torch
 from transformers import BertConfig
@@ -81,7 +82,7 @@ def test_a_corrupt_entry_is_reported_and_rebuilt(tokenizer, data):
     model = _model(tokenizer)
     key = cache.recipe_key(model, data, CONFIG)
     cache.train_cached(model, data, CONFIG, progress=False)
-    weights = cache.cache_root() / key / "model.pt"
+    weights = cache.cache_dir() / key / "model.pt"
     weights.write_bytes(weights.read_bytes()[:1000])  # truncated, as by a crash or a full disk
     with pytest.raises(cache.CorruptEntry, match="model.pt"):
         cache.load(key)
@@ -98,11 +99,51 @@ def test_bad_settings_fail_before_anything_is_written(tokenizer, data):
     object.__setattr__(config, "batch_size", 0)  # changed after it was made: train_cached checks it again
     with pytest.raises(ValueError, match="batch_size"):
         cache.train_cached(_model(tokenizer), data, config, progress=False)
-    assert not cache.cache_root().exists() or not any(cache.cache_root().iterdir())
+    assert not cache.cache_dir().exists() or not any(cache.cache_dir().iterdir())
 
 
 def test_the_cache_can_be_turned_off(tokenizer, data, monkeypatch):
     monkeypatch.setenv("MTLLIB_MODEL_CACHE", "0")
     _, _, hit = cache.train_cached(_model(tokenizer), data, CONFIG, progress=False)
     _, _, hit_again = cache.train_cached(_model(tokenizer), data, CONFIG, progress=False)
-    assert not hit and not hit_again and not cache.cache_root().exists()
+    assert not hit and not hit_again and not cache.cache_dir().exists()
+
+
+def test_a_scored_run_is_kept_as_its_scores_and_not_trained_again(tokenizer, data, monkeypatch, tmp_path):
+    """train_and_score: the second call reads the scores (no training, the model stays as built), and they
+    equal those of a run without the cache; the entry is a small JSON file, not the weights."""
+    one = {"bbc-topic": data["bbc-topic"]}
+    scores, epochs, hit = cache.train_and_score(_model(tokenizer), one, CONFIG, "test")
+    assert not hit and epochs == CONFIG.epochs and list(scores.index) == ["bbc-topic"]
+    entries = list(cache.scores_dir().iterdir())
+    assert len(entries) == 1 and entries[0].suffix == ".json" and entries[0].stat().st_size < 2000
+    assert not cache.cache_dir().exists()  # no weights kept
+    monkeypatch.setattr(trainer, "train", _no_training)
+    built = _model(tokenizer)
+    before = {k: v.clone() for k, v in built.state_dict().items()}
+    again, epochs_again, hit = cache.train_and_score(built, one, CONFIG, "test")
+    assert hit and epochs_again == epochs
+    pd.testing.assert_frame_equal(again, scores)
+    assert all(torch.equal(before[k], v) for k, v in built.state_dict().items())
+    monkeypatch.undo()
+    monkeypatch.setenv("MTLLIB_CACHE", str(tmp_path))
+    monkeypatch.setenv("MTLLIB_MODEL_CACHE", "0")
+    plain, _, hit = cache.train_and_score(_model(tokenizer), one, CONFIG, "test")
+    assert not hit
+    pd.testing.assert_frame_equal(plain, scores)
+
+
+def test_scores_of_another_split_or_recipe_are_not_reused_and_a_corrupt_entry_is_rebuilt(tokenizer, data):
+    one = {"bbc-topic": data["bbc-topic"]}
+    cache.train_and_score(_model(tokenizer), one, CONFIG, "test")
+    _, _, hit = cache.train_and_score(_model(tokenizer), one, CONFIG, "validation")
+    assert not hit
+    _, _, hit = cache.train_and_score(_model(tokenizer), one, dataclasses.replace(CONFIG, seed=1), "test")
+    assert not hit and len(list(cache.scores_dir().iterdir())) == 3
+    key = cache.score_key(_model(tokenizer), one, CONFIG, "test")
+    (cache.scores_dir() / f"{key}.json").write_text('{"key": "')  # truncated
+    said = []
+    scores, _, hit = cache.train_and_score(_model(tokenizer), one, CONFIG, "test", log=said.append)
+    assert not hit and "rebuilding" in said[0] and list(scores.index) == ["bbc-topic"]
+    _, _, hit = cache.train_and_score(_model(tokenizer), one, CONFIG, "test")
+    assert hit

@@ -378,17 +378,28 @@ def test_select_on_loss_keeps_the_epoch_with_the_lowest_average_dev_loss(data, t
     assert np.mean(list(kept.values())) == pytest.approx(per_epoch.min(), rel=1e-5)  # the best epoch's weights are back
 
 
+def test_evaluate_with_loss_gives_the_scores_and_each_tasks_mean_example_loss_in_one_pass(data, tokenizer):
+    model, _ = _run(data, tokenizer, epochs=1)
+    both = evaluate(model, data, "validation", with_loss=True)
+    pd.testing.assert_frame_equal(both.drop(columns="loss"), evaluate(model, data, "validation"))
+    assert both["loss"].to_dict() == validation_losses(model, data)  # the same batches: the same numbers, exactly
+
+
 def test_select_on_loss_with_patience_stops_on_the_loss_not_the_score(data, tokenizer, monkeypatch):
     """Dev losses that rise after epoch 1 stop the run at epoch 1 + patience, whatever the scores do."""
     import mtllib.training.trainer as trainer_module
 
     epochs_seen = []
+    real_evaluate = trainer_module.evaluate
 
-    def rising(model, data, batch_size=64, device=None):
-        epochs_seen.append(1)
-        return {name: float(len(epochs_seen)) for name in data}
+    def rising(*args, **kwargs):  # the real scores, and dev losses that grow with every evaluation
+        scores = real_evaluate(*args, **kwargs)
+        if kwargs.get("with_loss"):
+            epochs_seen.append(1)
+            scores["loss"] = float(len(epochs_seen))
+        return scores
 
-    monkeypatch.setattr(trainer_module, "validation_losses", rising)
+    monkeypatch.setattr(trainer_module, "evaluate", rising)
     _, result = _run(data, tokenizer, epochs=5, select_on="loss", patience=2)
     assert result.best_epoch == 1 and result.stopped_epoch == 3 and len(epochs_seen) == 3
 
