@@ -27,14 +27,15 @@ def test_seeds_with_ci_draws_every_seed_and_the_t_interval():
     fig, ax = plt.subplots()
     per_seed = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [5.0, np.nan, 7.0]})
     plots.seeds_with_ci(ax, per_seed, paper=pd.Series({"a": 4.0}), ylabel="D (%)")
-    seeds = sum(len(c.get_offsets()) for c in ax.collections if c.get_facecolor()[0][:3].tolist() == pytest.approx([0.45] * 3))
+    points = [c for c in ax.collections if isinstance(c, matplotlib.collections.PathCollection)]
+    seeds = sum(len(c.get_offsets()) for c in points if c.get_label() != "paper")
     assert seeds == 5  # three of a, two of b (NaN dropped)
     # a: mean 2, half-width t(0.975, 2) x 1 / sqrt(3) = 4.303 / 1.732 = 2.484
     bars = [line for line in ax.lines if len(line.get_ydata()) == 1]
     assert bars[0].get_ydata()[0] == pytest.approx(2.0)
     caps = sorted(y for line in ax.lines if line.get_marker() == "_" for x, y in zip(line.get_xdata(), line.get_ydata()) if x == pytest.approx(0.28))
     assert caps == pytest.approx([2.0 - 2.484, 2.0 + 2.484], abs=1e-3)
-    paper = [c for c in ax.collections if c.get_label() == "paper"]
+    paper = [c for c in points if c.get_label() == "paper"]
     assert paper[0].get_offsets()[0].tolist() == pytest.approx([0.28, 4.0])
     assert ax.get_ylabel() == "D (%)"
     plt.close(fig)
