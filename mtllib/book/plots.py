@@ -1,5 +1,5 @@
 """The book's figures: an annotated heat map whose labels contrast with their cells, and a plot of per-seed
-values with their mean, 95% CI and the paper's value. Sized to stay legible at the book's column width
+values with their mean, 95% CI and the paper's value; :func:`glue_figure` hands a figure to its caption. Sized to stay legible at the book's column width
 (labels >= 9 pt at 100% width)."""
 
 from __future__ import annotations
@@ -15,6 +15,23 @@ FONT = 10  #: points; a figure 7 inches wide shown at the ~700 px text column ke
 
 mpl.rcParams.update({"font.size": FONT, "axes.titlesize": FONT + 1, "axes.labelsize": FONT, "xtick.labelsize": FONT - 1,
                      "ytick.labelsize": FONT - 1, "legend.fontsize": FONT - 1, "figure.dpi": 110, "savefig.dpi": 150})
+
+
+def glue_figure(key: str, fig, glue=None) -> None:
+    """Store ``fig`` under ``key`` for the page's captioned ``{glue:figure}`` and close it, so that the figure
+    appears once, numbered and captioned, and not also as the cell's output."""
+    from mtllib.book.tables import glue_function
+
+    glue_function(glue)(key, fig)
+    plt.close(fig)
+
+
+def nothing_to_show(axes, message: str) -> None:
+    """Say ``message`` in the middle of each of ``axes`` (one Axes or several) and hide their frames: a panel
+    whose data this run did not produce (no task learned, no sweep in the profile) says why instead."""
+    for ax in np.atleast_1d(axes).ravel():
+        ax.text(0.5, 0.5, message, ha="center", va="center", transform=ax.transAxes)
+        ax.axis("off")
 
 
 def heatmap(ax, table: pd.DataFrame, vmin: float | None = None, vmax: float | None = None, cmap: str = "RdBu_r",

@@ -6,6 +6,8 @@ those tasks. The rows are :func:`mtllib.experiments.adapters.run_variants`'s (on
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from mtllib.book.tables import ci_cell, ci_table, glue_function
@@ -46,6 +48,35 @@ def score_table(rows: pd.DataFrame, tasks: list[str], learned: list[str], by: st
     return table, per_seed
 
 
+@dataclass
+class Comparison:
+    """Trained variants read the way these chapters read them (:func:`compare`)."""
+
+    #: the tasks every model learned, in the chapter's order: the only ones in averages and verdicts
+    learned: list[str]
+    #: the gate per task and variant (:func:`mtllib.experiments.adapters.gate_table`)
+    gate: pd.DataFrame
+    #: test scores per variant and task with the average over the learned tasks (:func:`score_table`)
+    table: pd.DataFrame
+    #: that average per seed: one row per seed, one column per variant (what the claims are judged on)
+    per_seed: pd.DataFrame
+
+
+def compare(rows: pd.DataFrame, tasks: list[str], seeds: list[int], by: str = "variant", parameters: pd.Series | None = None,
+            glue=None) -> Comparison:
+    """Read :func:`mtllib.experiments.adapters.run_variants`'s rows: the gate, the learned tasks (glued as
+    ``learned`` and ``n_learned``), the score table (with a ``parameters`` column when ``parameters``, indexed
+    by variant, is given) and the per-seed averages; glues ``train_minutes`` (:func:`train_minutes`)."""
+    from mtllib.experiments.adapters import gate_table
+
+    glue_function(glue)("train_minutes", train_minutes(rows, seeds, by=by))
+    learned = learned_tasks(rows, tasks, glue=glue)
+    table, per_seed = score_table(rows, tasks, learned, by=by)
+    if parameters is not None:
+        table["parameters"] = parameters.reindex(table.index)
+    return Comparison(learned, gate_table(rows, by=by), table, per_seed)
+
+
 def variants_figure(per_seed: pd.DataFrame, differences: dict, order: list[str] | None = None, margin: float | None = None):
     """Two panels, one above the other (legible at the book's column width): the average over the learned tasks
     per variant (dots: seeds; bar: the mean with its 95% t-interval), and each claim's per-seed difference,
@@ -61,8 +92,7 @@ def variants_figure(per_seed: pd.DataFrame, differences: dict, order: list[str] 
         axes[0].set_title("average over the learned tasks")
         axes[0].tick_params(axis="x", labelrotation=30)
     else:
-        axes[0].text(0.5, 0.5, "no task was learned by every model", ha="center", va="center")
-        axes[0].axis("off")
+        plots.nothing_to_show(axes[0], "no task was learned by every model")
     if differences:
         plots.seeds_with_ci(axes[1], pd.DataFrame(differences), ylabel="difference (points)")
         title = "each claim's difference, per seed"
@@ -73,7 +103,6 @@ def variants_figure(per_seed: pd.DataFrame, differences: dict, order: list[str] 
         axes[1].set_title(title)
         axes[1].tick_params(axis="x", labelrotation=15)
     else:
-        axes[1].text(0.5, 0.5, "no claim could be judged", ha="center", va="center")
-        axes[1].axis("off")
+        plots.nothing_to_show(axes[1], "no claim could be judged")
     fig.tight_layout()
     return fig

@@ -212,3 +212,39 @@ def parameter_table(encoder_config, methods: list[str], num_tasks: int, sizes: d
     (shared encoder plus every task's additions, over the encoder; output heads excluded)."""
     table = variant_table(encoder_config, {m: method_config(m, sizes) for m in methods}, num_tasks)
     return table[["d_s", "added per task", "multiplier"]].rename_axis("method")
+
+
+# --- one batch through a fresh model, for the chapters that open an adapter up ----------------------------
+@dataclasses.dataclass
+class Demo:
+    """What :func:`demo_batch` builds: an untrained multi-task model in eval mode, one batch of ``task`` (with
+    its labels), the encoder's inputs taken from it, and the plain encoder's output on them (no module
+    attached), ``[batch, tokens, hidden]``."""
+
+    model: object
+    task: str
+    batch: dict
+    inputs: dict
+    plain: object
+
+
+def demo_batch(model_name: str, data: dict, tasks: list[str], n: int = 4, seed: int = 0) -> Demo:
+    """A multi-task model over ``tasks`` built from ``model_name`` after ``torch.manual_seed(seed)``, and the
+    first ``n`` training examples of the first task as one batch: the chapters attach a fresh module to this
+    model to show what it changes (against :attr:`Demo.plain`) before any training."""
+    import torch
+
+    from mtllib.data.features import collate
+    from mtllib.modeling.multitask import MultiTaskModel
+
+    first = tasks[0]
+    train = data[first].features["train"]
+    if n < 1 or n > len(train):
+        raise ValueError(f"n must be between 1 and the {len(train)} training examples of {first!r}, got {n}")
+    torch.manual_seed(seed)
+    model = MultiTaskModel.from_pretrained(model_name, [data[t].task.spec() for t in tasks]).eval()
+    batch = collate([train[i] for i in range(n)], data[first].pad_token_id, task=first)
+    inputs = {k: v for k, v in batch.items() if k in ("input_ids", "attention_mask", "token_type_ids")}
+    with torch.no_grad():
+        plain = model.encoder(**inputs).last_hidden_state
+    return Demo(model, first, batch, inputs, plain)

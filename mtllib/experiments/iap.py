@@ -105,14 +105,18 @@ def run_experiment(
     """Train a multi-task model on ``task_names`` (dual-task when two), score head importance (Eq. 4) on
     each task's training data, prune each task's top-``alpha`` heads in turn and ``n_random`` random sets of
     the same size, and evaluate every task on its test split. ``data``/``tokenizer`` may be passed in to share
-    tokenised tasks between experiments. Tasks are built with data seed 0; ``seed`` drives training."""
+    tokenised tasks between experiments. Tasks are built with data seed 0; ``seed`` drives training.
+
+    The trained model comes from the model cache and the importance scores and pruned evaluations from the
+    results cache (:func:`analysis_key`) when this recipe ran before on this machine: the same numbers, without
+    the minutes."""
     import dataclasses
 
     from mtllib.data.features import load_tokenizer
     from mtllib.analysis.importance import num_pruned, select_heads
     from mtllib.modeling.multitask import MultiTaskModel
     from mtllib.runtime import seed_everything
-    from mtllib.training.cache import train_cached
+    from mtllib.training.cache import cached_result, train_cached
     from mtllib.training.trainer import TrainConfig, task_importance
     from mtllib.data.features import prepare
 
@@ -125,15 +129,37 @@ def run_experiment(
     config = dataclasses.replace(train_config or TrainConfig(), seed=seed)
     seed_everything(seed)
     model = MultiTaskModel.from_pretrained(model_name, [data[n].task.spec() for n in task_names])
+    key = analysis_key(model, data, config, alpha, n_random, importance_batches)
     result, seconds, _ = train_cached(model, data, config, progress=progress)
     gate = gate_of(result, data, config)
-    importance = task_importance(model, data, config.batch_size, seed, importance_batches, progress=progress)
-    masks = {n: select_heads(imp, alpha, "top") for n, imp in importance.items()}
-    some = next(iter(importance.values()))
-    random_masks = [select_heads(some, alpha, "random", seed=seed * 100 + r) for r in range(n_random)]
-    correct: dict = {}
-    perf = pruning_table(model, data, masks, random_masks, split="test", batch_size=config.eval_batch_size, correct=correct)
-    return IAPResult(seed, perf, importance, masks, result.history, seconds, list(task_names), gate, correct)
+
+    def analyse() -> dict:
+        importance = task_importance(model, data, config.batch_size, seed, importance_batches, progress=progress)
+        masks = {n: select_heads(imp, alpha, "top") for n, imp in importance.items()}
+        some = next(iter(importance.values()))
+        random_masks = [select_heads(some, alpha, "random", seed=seed * 100 + r) for r in range(n_random)]
+        correct: dict = {}
+        perf = pruning_table(model, data, masks, random_masks, split="test", batch_size=config.eval_batch_size, correct=correct)
+        return {"importance": importance, "masks": masks, "perf": perf, "correct": correct}
+
+    found, _ = cached_result(key, analyse)
+    return IAPResult(seed, found["perf"], found["importance"], found["masks"], result.history, seconds, list(task_names), gate, found["correct"])
+
+
+def analysis_key(model, data: dict, config, alpha: float, n_random: int, importance_batches: int | None) -> str | None:
+    """The results-cache key of one IAP analysis (:func:`mtllib.training.cache.cached_result`): the key of the
+    trained model (``model`` as built, before training: :func:`mtllib.training.cache.recipe_key`, which holds
+    the seed and the training data), the analysis settings, the content of every task's test split, and the
+    source of this module and what it imports. ``None`` where the model cache is bypassed (checkpointed runs,
+    ``MTLLIB_MODEL_CACHE=0``): then nothing is stored."""
+    from mtllib.fingerprint import dataset_digest, digest, source_digest
+    from mtllib.training.cache import DATA_BUILDERS, enabled, recipe_key
+
+    if config.checkpoint_dir is not None or not enabled():
+        return None
+    tests = [(name, dataset_digest(td.features["test"])) for name, td in data.items()]
+    return digest("iap-analysis/1", recipe_key(model, data, config), alpha, n_random, importance_batches, tests,
+                  source_digest(("mtllib.experiments.iap",), exclude=DATA_BUILDERS))
 
 
 def gate_of(result, data: dict, config) -> pd.DataFrame:

@@ -19,6 +19,11 @@ a disk error, an edit) is reported, deleted and rebuilt, never used. The cache i
 outside the repository (``$MTLLIB_CACHE``, default ``~/.cache/mtllib``), a new machine starts without it and
 every result is the same with or without it. ``MTLLIB_MODEL_CACHE=0`` turns it off.
 
+What a chapter computes *from* a trained model and takes minutes (head importance and pruned evaluations of
+an IAP experiment) is kept too (:func:`cached_result`): ``<cache>/results/<key>.pt`` with a ``.json`` record
+of its key and SHA-256, keyed by the model's key, the analysis settings, the content of the data it reads and
+the source of the analysis code, so that re-executing a chapter whose recipe did not change costs minutes.
+
 Runs whose model nobody needs after it is scored (few-shot repetitions, target fine-tuning: hundreds of runs
 per chapter) keep their *scores* only (:func:`train_and_score`): ``<cache>/scores/<key>.json``, keyed by the
 model's key and the content of the split scored, a few hundred bytes each instead of the weights.
@@ -192,3 +197,38 @@ def train_and_score(model, data: dict, config, split: str = "test", log=print):
     os.replace(tmp, path)  # atomic: a reader never sees half an entry
     return scores, epochs, False
 
+
+def results_dir() -> Path:
+    """The analyses' folder, ``results/`` under :func:`mtllib.runtime.cache_root`."""
+    return cache_root() / "results"
+
+
+def cached_result(key: str | None, compute, log=print):
+    """``(compute(), hit)`` through the results cache: the value stored under ``key`` when an entry exists
+    and checks out (its record names ``key`` and its file matches the SHA-256 in the record), else
+    ``compute()``, stored for the next call. ``key=None`` or a disabled cache (:func:`enabled`) computes
+    without storing. The value is pickled (tensors, arrays, pandas frames): a local cache of this machine's
+    own results, not a file to accept from elsewhere. An entry that does not check out is reported and rebuilt."""
+    if key is None or not enabled():
+        return compute(), False
+    folder = results_dir()
+    data, record = folder / f"{key}.pt", folder / f"{key}.json"
+    if record.exists():
+        try:
+            meta = json.loads(record.read_text())
+            if meta["key"] != key:
+                raise ValueError("the record names another key")
+            if file_sha256(data) != meta["sha256"]:
+                raise ValueError("the file does not match the digest in its record")
+            return torch.load(data, map_location="cpu", weights_only=False)["value"], True
+        except Exception as err:  # missing or truncated file, unreadable record, an edit
+            log(f"results cache: {data}: {type(err).__name__}: {err}; rebuilding it")
+    value = compute()
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{key}.tmp{os.getpid()}"
+    torch.save({"key": key, "value": value}, tmp)
+    meta = {"key": key, "sha256": file_sha256(tmp), "written_at": time.strftime("%Y-%m-%d %H:%M:%S")}
+    os.replace(tmp, data)
+    tmp.write_text(json.dumps(meta, indent=1))
+    os.replace(tmp, record)  # the record last: a crash before it leaves an entry that is rebuilt, never used
+    return value, False

@@ -114,3 +114,37 @@ def test_fine_tuning_the_targets_glues_what_the_tables_chapter_reads(tmp_path, m
     pd.testing.assert_frame_equal(back, scores, check_dtype=False)
     assert json.loads(glue["design"])["data"][-1] == {"group": "QA", "task": "qa-2", "role": "target"}
     assert pd.read_json(io.StringIO(glue["gate"]), orient="table").target.tolist() == ["qa-1", "qa-2"]
+
+
+def _parameters(**changes):
+    """The 09c notebook's parameters (its smoke defaults), as its ``globals()`` holds them."""
+    from mtllib.book import runner
+
+    return {**runner.default_parameters(runner.Project().source("09c_transfer_qa_targets")), **changes}
+
+
+def test_start_checks_every_parameter_and_the_design_before_preparing_data(monkeypatch):
+    prepared = []
+    monkeypatch.setattr(chapter, "prepare_data", lambda *a: prepared.append(a) or {})
+    with pytest.raises(Exception, match="lr"):
+        chapter.start(_parameters(lr=-1.0), "09c_transfer_qa_targets")
+    groups = _parameters()["groups"]
+    with pytest.raises(ValueError, match="bbc-topic"):  # a target that is also pre-finetuned on
+        chapter.start(_parameters(targets=["bbc-topic"], target_group="C"), "09d_transfer_c_targets")
+    assert prepared == [] and "bbc-topic" in groups["C"]
+
+
+def test_start_builds_both_recipes_and_glues_the_opening(monkeypatch, capsys):
+    monkeypatch.setattr(chapter, "prepare_data", lambda *a: {"args": a})
+    glue = Glue()
+    params = _parameters(seeds=[0, 1, 2], patience=2, epochs=3, pf_epochs=1)
+    run = chapter.start(params, "09c_transfer_qa_targets", glue=glue)
+    assert run.schemes == tr.all_schemes(params["groups"]) and str(run.device) == "cpu"
+    assert (run.pf_config.epochs, run.ft_config.epochs) == (1, 3)
+    assert run.pf_config.patience == run.ft_config.patience == 2 and run.ft_config.lr == params["lr"]
+    assert run.data["args"][1:] == (params["groups"], params["targets"], params["max_length"], params["max_train"], params["max_eval"],
+                                    params["pf_train"], params["pf_eval"])
+    assert glue == {"target_group": "QA", "targets": ", ".join(params["targets"]), "n_seeds": "3",
+                    "n_schemes_pf": str(len(run.schemes) - 1), "max_train": str(params["max_train"]), "epochs": "3"}
+    assert "device: cpu" in capsys.readouterr().out
+    assert 0 <= run.minutes() < 1

@@ -51,3 +51,18 @@ def test_the_variants_figure_has_both_panels_and_the_margin_lines():
     empty = variants.variants_figure(per_seed.iloc[:, :0], {})
     assert [t.get_text() for ax in empty.axes for t in ax.texts] == ["no task was learned by every model", "no claim could be judged"]
     plt.close(empty)
+
+
+def test_compare_reads_the_rows_once_for_the_whole_chapter():
+    glued = {}
+    runs = variants.compare(ROWS.assign(validation=70.0, majority=50.0), ["a", "b"], [0, 1],
+                            parameters=pd.Series({"pals": "1.5x", "shared": "1.0x"}), glue=glued.__setitem__)
+    assert glued == {"train_minutes": 2.5, "learned": "a", "n_learned": "1"}
+    assert runs.learned == ["a"]
+    assert runs.table.loc["pals", "parameters"] == "1.5x" and runs.table.loc["shared", "parameters"] == "1.0x"
+    assert runs.table.loc["pals", "average (learned)"] == "85.0 [72.3, 97.7]"  # the learned task only
+    assert runs.per_seed.loc[0, "shared"] == 80.0
+    assert runs.gate.loc["b", ("learned", "shared")] == "1/2" and runs.gate.loc["a", ("learned", "pals")] == "2/2"
+    by_method = variants.compare(ROWS.rename(columns={"variant": "method"}).assign(validation=70.0, majority=50.0), ["a", "b"], [0, 1],
+                                 by="method", glue=glued.__setitem__)
+    assert "parameters" not in by_method.table and list(by_method.per_seed.columns) == ["shared", "pals"]

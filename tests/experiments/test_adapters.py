@@ -181,3 +181,18 @@ def test_the_gate_table_and_the_tasks_every_model_learned():
     assert list(per_seed.columns) == ["shared", "pals"] and list(per_seed.index) == [0, 1]
     assert per_seed.loc[0, "pals"] == 80.5 and per_seed.loc[1, "shared"] == 87
     assert exp.average_per_seed(rows, []).empty
+
+
+def test_the_demo_batch_is_a_seeded_fresh_model_and_the_plain_encoders_output(tiny_pair):
+    import torch
+
+    folder, tokenizer, data = tiny_pair
+    demo = exp.demo_batch(folder, data, TASKS, n=3)
+    assert demo.task == "bbc-topic" and not demo.model.training
+    assert demo.inputs["input_ids"].shape[0] == 3 and "labels" in demo.batch and set(demo.inputs) <= {"input_ids", "attention_mask", "token_type_ids"}
+    with torch.no_grad():
+        assert torch.equal(demo.model.encoder(**demo.inputs).last_hidden_state, demo.plain)
+    again = exp.demo_batch(folder, data, TASKS, n=3)  # the same seed builds the same heads
+    assert all(torch.equal(a, b) for a, b in zip(demo.model.state_dict().values(), again.model.state_dict().values()))
+    with pytest.raises(ValueError, match="between 1 and the 24 training examples"):
+        exp.demo_batch(folder, data, TASKS, n=25)

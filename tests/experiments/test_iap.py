@@ -43,6 +43,11 @@ def test_dual_task_rows_follow_eq_6_and_are_reproducible(tiny):
         d_b = 100 * (r.A_pruned_on_B - r.B_pruned_on_B) / r.base_B
         assert r.D_A == pytest.approx(d_a) and r.D_B == pytest.approx(d_b) and r.D == pytest.approx((d_a + d_b) / 2)
         assert r.reading == classify(r.D_A, r.D_B)
+    import shutil
+
+    from mtllib.training.cache import results_dir
+
+    shutil.rmtree(results_dir())  # the analysis again, from the cached model
     again = iap.dual_task(folder, pairs[:1], [1], data, tokenizer, train_config=config, importance_batches=2, progress=False)
     assert again.iloc[0].drop("train_seconds").equals(rows.iloc[1].drop("train_seconds"))
     summary = iap.dual_summary(rows)
@@ -130,6 +135,32 @@ def test_iap_prunes_the_top_alpha_heads_and_each_row_is_that_evaluation(tiny):
             assert result.perf.loc[pruned, evaluated] == pytest.approx(accuracy(evaluated, result.masks[pruned]))
         randoms = [select_heads(result.importance[tasks[0]], 0.25, "random", seed=3 * 100 + r) for r in range(2)]
         assert result.perf.loc["Random", evaluated] == pytest.approx(np.mean([accuracy(evaluated, m) for m in randoms]))
+
+
+def test_an_unchanged_analysis_is_read_from_the_results_cache_and_any_setting_recomputes_it(tiny, monkeypatch):
+    from mtllib.training import trainer
+    from mtllib.training.trainer import TrainConfig
+
+    folder, tokenizer, data = tiny
+    tasks = ["bbc-topic", "tweet-sentiment"]
+    kwargs = dict(alpha=0.25, train_config=TrainConfig(epochs=1, batch_size=8, lr=1e-3), n_random=1, importance_batches=2,
+                  data=data, tokenizer=tokenizer, progress=False)
+    first = iap.run_experiment(folder, tasks, 5, **kwargs)
+
+    def computed_again(*args, **kw):
+        raise RuntimeError("computed again")
+
+    monkeypatch.setattr(trainer, "task_importance", computed_again)
+    second = iap.run_experiment(folder, tasks, 5, **kwargs)
+    pd.testing.assert_frame_equal(second.perf, first.perf)
+    assert all(torch.equal(second.masks[t], first.masks[t]) and torch.equal(second.importance[t], first.importance[t]) for t in tasks)
+    assert second.gate.equals(first.gate) and second.correct.keys() == first.correct.keys()
+    fewer_test = {t: type(d)(d.task, {**d.features, "test": d.features["test"].select(range(10))}, d.rows, d.pad_token_id) for t, d in data.items()}
+    for change in ({"alpha": 0.5}, {"n_random": 2}, {"importance_batches": 1}, {"data": fewer_test}):  # the last: same model, other examples
+        with pytest.raises(RuntimeError, match="computed again"):
+            iap.run_experiment(folder, tasks, 5, **{**kwargs, **change})
+    with pytest.raises(RuntimeError, match="computed again"):  # another seed: another model
+        iap.run_experiment(folder, tasks, 6, **kwargs)
 
 
 def test_pruning_table_rows_are_the_evaluations_with_each_mask(monkeypatch):

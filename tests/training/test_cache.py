@@ -147,3 +147,38 @@ def test_scores_of_another_split_or_recipe_are_not_reused_and_a_corrupt_entry_is
     assert not hit and "rebuilding" in said[0] and list(scores.index) == ["bbc-topic"]
     _, _, hit = cache.train_and_score(_model(tokenizer), one, CONFIG, "test")
     assert hit
+
+
+def test_a_result_is_computed_once_and_an_entry_that_does_not_check_out_is_rebuilt(monkeypatch):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"importance": torch.arange(6.0).reshape(2, 3), "perf": pd.DataFrame({"a": [1.0]})}
+
+    value, hit = cache.cached_result("k1", compute)
+    again, hit_again = cache.cached_result("k1", compute)
+    assert (hit, hit_again, len(calls)) == (False, True, 1)
+    assert torch.equal(again["importance"], value["importance"]) and again["perf"].equals(value["perf"])
+    data = cache.results_dir() / "k1.pt"
+    data.write_bytes(data.read_bytes()[:-4] + b"edit")  # an edit of the stored bytes
+    logs = []
+    _, hit = cache.cached_result("k1", compute, log=logs.append)
+    assert not hit and len(calls) == 2 and "does not match the digest" in logs[0]
+    assert cache.cached_result("k1", compute)[1]  # rebuilt, then read
+    (cache.results_dir() / "k1.json").unlink()  # a crash before the record was written: never used
+    assert not cache.cached_result("k1", compute)[1] and len(calls) == 3
+    record = cache.results_dir() / "k1.json"
+    record.write_text(record.read_text().replace('"k1"', '"k2"'))
+    logs = []
+    assert not cache.cached_result("k1", compute, log=logs.append)[1] and "another key" in logs[0]
+
+
+def test_no_key_or_a_disabled_cache_computes_every_time(monkeypatch):
+    calls = []
+    for _ in range(2):
+        assert cache.cached_result(None, lambda: calls.append(1) or 7) == (7, False)
+    monkeypatch.setenv("MTLLIB_MODEL_CACHE", "0")
+    for _ in range(2):
+        assert cache.cached_result("k", lambda: calls.append(1) or 7) == (7, False)
+    assert len(calls) == 4 and not cache.results_dir().exists()
