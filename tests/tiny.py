@@ -101,6 +101,10 @@ def hub_rows(name):
         "conll2003": [{"id": "0", "tokens": ["EU", "rejects", "German", "call"], "pos_tags": [22, 42, 16, 21], "chunk_tags": [11, 21, 11, 12], "ner_tags": [3, 0, 7, 0]}],
         "wnut_17": [{"id": "0", "tokens": ["@paul", "in", "London"], "ner_tags": [0, 0, 7]}],
         "squad": [{"id": "q1", "title": "SB50", "context": "The Denver Broncos won.", "question": "Who won?", "answers": squad_answers}],
+        "swag": [{"video-id": "anetv_jkn6uvmqwh4", "fold-ind": "3416", "startphrase": "Members of the procession walk down the street holding small horn brass instruments. A drum line",
+                  "sent1": "Members of the procession walk down the street holding small horn brass instruments.", "sent2": "A drum line",
+                  "gold-source": "gold", "ending0": "passes by walking down the street playing their instruments.", "ending1": "has heard approaching them.",
+                  "ending2": "arrives and they're outside dancing and asleep.", "ending3": "turns the lead singer watches the performance.", "label": 0}],
     }[name]
 
 

@@ -53,7 +53,7 @@ def majority_predictions(task, train_labels, references):
     """Predictions of the majority-class baseline for ``references`` (in the form :mod:`mtllib.data.metrics`
     takes): the most frequent training label (per token for sequence labelling; the training mean for
     regression; an empty answer for span QA)."""
-    if task.kind == "classification":
+    if task.kind in ("classification", "multiple_choice"):  # multiple choice: the most frequent right position
         top = Counter(int(v) for v in train_labels).most_common(1)[0][0]
         return np.full(len(references), top)
     if task.kind == "regression":
@@ -81,8 +81,8 @@ def majority_for(data, split: str = "validation") -> float:
 
 
 def chance(task) -> float:
-    """The score of a uniform random guess for accuracy (100 / classes); 0 for every other main metric."""
-    if task.main_metric == "accuracy" and task.kind == "classification":
+    """The score of a uniform random guess for accuracy (100 / classes, or / choices); 0 for every other main metric."""
+    if task.main_metric == "accuracy" and task.kind in ("classification", "multiple_choice"):
         return 100.0 / len(task.label_names)
     return 0.0
 

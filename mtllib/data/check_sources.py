@@ -29,13 +29,14 @@ STANDARD_COLUMNS = {
     "regression": ("text", "label"),
     "sequence_labelling": ("words", "tags"),
     "span_qa": ("question", "context", "answer_text", "answer_start"),
+    "multiple_choice": ("text", "choices", "label"),
 }
 
 
 def standard_columns(task: str) -> tuple[str, ...]:
     """The columns paper task ``task`` must have once mapped."""
     t = get_task(task)
-    return STANDARD_COLUMNS[t.kind] + (("text_pair",) if t.paradigm == "pair" and t.kind != "span_qa" else ())
+    return STANDARD_COLUMNS[t.kind] + (("text_pair",) if t.paradigm == "pair" and t.kind not in ("span_qa", "multiple_choice") else ())
 
 
 @dataclass

@@ -6,9 +6,12 @@
   features, *unpadded*: ``input_ids``, ``attention_mask`` (and ``token_type_ids`` when the tokenizer makes
   them) plus the label columns the model expects (``labels``; ``token_labels`` with the tag on a word's first
   sub-token and -100 elsewhere; ``start_positions``/``end_positions`` with ``offsets`` to map spans back).
+  A multiple-choice example holds one sequence per choice (``text`` paired with the choice), so its inputs
+  are lists of ``C`` token lists.
   Results are cached on disk by content hash (``$MTLLIB_CACHE``, default ``~/.cache/mtllib``), so a notebook
   re-run does not tokenise again.
-- :func:`collate`: pads a list of features to the longest in the batch (never to a fixed length).
+- :func:`collate`: pads a list of features to the longest in the batch (never to a fixed length);
+  multiple-choice features to ``[batch, choices, tokens]``.
 - :func:`decode_spans`: best valid answer span per question, as text of the context.
 """
 
@@ -67,7 +70,8 @@ def encode(task, dataset, tokenizer, max_length: int = 128, cache: bool = True):
     path = cache_dir() / _fingerprint(task, dataset, tokenizer, max_length) if cache else None
     if path is not None and (path / "dataset_info.json").exists():
         return datasets.load_from_disk(str(path))
-    fn = {"classification": _encode_sequences, "regression": _encode_sequences, "sequence_labelling": _encode_words, "span_qa": _encode_spans}[task.kind]
+    fn = {"classification": _encode_sequences, "regression": _encode_sequences, "sequence_labelling": _encode_words, "span_qa": _encode_spans,
+          "multiple_choice": _encode_choices}[task.kind]
     features = dataset.map(lambda rows: fn(task, rows, tokenizer, max_length), batched=True, remove_columns=dataset.column_names, load_from_cache_file=False, desc=f"tokenising {task.name}")
     if path is not None:
         tmp = path.with_name(path.name + f".tmp{os.getpid()}")
@@ -86,6 +90,34 @@ def _encode_sequences(task, rows, tokenizer, max_length):
     out = {k: enc[k] for k in MODEL_INPUTS if k in enc}
     out["labels"] = [float(v) for v in rows["label"]] if task.kind == "regression" else [int(v) for v in rows["label"]]
     return out
+
+
+def _encode_choices(task, rows, tokenizer, max_length):
+    """One sequence per choice, ``text`` paired with the choice (the choice cut first when too long, then the
+    text), regrouped into ``C`` sequences per example."""
+    counts = [len(c) for c in rows["choices"]]
+    firsts = [t for t, n in zip(rows["text"], counts) for _ in range(n)]
+    seconds = [c for choices in rows["choices"] for c in choices]
+    enc = tokenizer(firsts, seconds, truncation="longest_first", max_length=max_length)
+    out = {}
+    for k in MODEL_INPUTS:
+        if k in enc:
+            flat, grouped, start = enc[k], [], 0
+            for n in counts:
+                grouped.append(flat[start:start + n])
+                start += n
+            out[k] = grouped
+    out["labels"] = [int(v) for v in rows["label"]]
+    return out
+
+
+def _has_choices(input_ids) -> bool:
+    return len(input_ids) > 0 and isinstance(input_ids[0], (list, tuple, np.ndarray))
+
+
+def example_length(input_ids) -> int:
+    """Tokens of one example's input: its length, or its longest choice's for a multiple-choice example."""
+    return max(len(x) for x in input_ids) if _has_choices(input_ids) else len(input_ids)
 
 
 def _encode_words(task, rows, tokenizer, max_length):
@@ -141,6 +173,8 @@ def collate(features: list[dict], pad_token_id: int = 0, task: str | None = None
     """
     if not features:
         raise ValueError("cannot collate an empty batch")
+    if _has_choices(features[0]["input_ids"]):
+        return _collate_choices(features, pad_token_id, task)
     longest = max(len(f["input_ids"]) for f in features)
     batch = {}
     for key, fill in (("input_ids", pad_token_id), ("attention_mask", 0), ("token_type_ids", 0), ("token_labels", -100)):
@@ -156,6 +190,24 @@ def collate(features: list[dict], pad_token_id: int = 0, task: str | None = None
         batch["task_ids"] = torch.tensor([f["task_id"] for f in features], dtype=torch.long)
     elif task is not None:
         batch["task"] = task
+    return batch
+
+
+def _collate_choices(features: list[dict], pad_token_id: int, task: str | None) -> dict:
+    """Multiple-choice features to ``[batch, choices, tokens]`` tensors (every example with as many choices)."""
+    if "task_id" in features[0] or task is None:
+        raise ValueError("multiple-choice features make single-task batches only: pass task=... and no task_id")
+    counts = {len(f["input_ids"]) for f in features}
+    if len(counts) != 1:
+        raise ValueError(f"the examples of a multiple-choice batch must have the same number of choices, got {sorted(counts)}")
+    longest = max(example_length(f["input_ids"]) for f in features)
+    batch = {}
+    for key, fill in (("input_ids", pad_token_id), ("attention_mask", 0), ("token_type_ids", 0)):
+        if key in features[0]:
+            batch[key] = torch.tensor([[list(x) + [fill] * (longest - len(x)) for x in f[key]] for f in features], dtype=torch.long)
+    if "labels" in features[0]:
+        batch["labels"] = torch.tensor([f["labels"] for f in features], dtype=torch.long)
+    batch["task"] = task
     return batch
 
 
@@ -224,7 +276,7 @@ def references(data: TaskData, split: str):
     :func:`mtllib.training.trainer.predict` returns beside its predictions); no model needed (e.g. for the
     majority baseline of :mod:`mtllib.analysis.learnability`)."""
     task, rows = data.task, data.rows[split]
-    if task.kind == "classification":
+    if task.kind in ("classification", "multiple_choice"):
         return np.asarray(rows["label"])
     if task.kind == "regression":
         return np.asarray(rows["label"], dtype=np.float64)

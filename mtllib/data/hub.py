@@ -99,6 +99,12 @@ def _squad(df):
     )
 
 
+def _swag(df):
+    # as transformers' run_swag example: the first sentence, then the second sentence's start with each ending
+    endings = df[[f"ending{k}" for k in range(4)]].to_numpy()
+    return pd.DataFrame({"text": df["sent1"], "choices": [[f"{s} {e}" for e in row] for s, row in zip(df["sent2"], endings)], "label": df["label"]})
+
+
 def _ag_pair(df):
     rng = np.random.default_rng(0)
     return pairs_frame(np.arange(len(df)).astype(str), df["text"], df["label"], rng)
@@ -160,6 +166,10 @@ SOURCES: dict[str, HubSource] = {
     "squad": HubSource("rajpurkar/squad", None, {"train": "train", "validation": "validation", "test": "validation"}, _squad,
                        ("id", "question", "context", "answers"), None, {"train": 87599, "validation": 10570},
                        why="rajpurkar/squad: the canonical SQuAD v1.1 repository, Parquet files on main"),
+    "swag": HubSource("allenai/swag", "regular", _GLUE, _swag, ("sent1", "sent2", "ending0", "ending1", "ending2", "ending3", "label"),
+                      ("0", "1", "2", "3"), {"train": 73546, "validation": 20006}, revision=PARQUET_EXPORT,
+                      why="allenai/swag: the canonical SWAG repository, read through its Parquet export (whether its main "
+                          "branch is script-free was not checked from here; the export works either way); test labels are hidden"),
 }
 
 

@@ -9,20 +9,28 @@ kind                        examples (columns, :mod:`mtllib.data.tasks`)        
 ``sequence_labelling``      ``words``, ``tags`` (``-100`` = not scored)          per token, cross-entropy
 ``span_qa``                 ``question``, ``context``, ``answer_text``,          start/end logits per token
                             ``answer_start``
+``multiple_choice``         ``text``, ``choices`` (a list, the same length in    pooled MLP giving one
+                            every example), ``label`` (the right choice's        score per choice,
+                            index)                                               cross-entropy over the
+                                                                                 choices (SWAG's format)
 ==========================  ==================================================  =========================
+
+A multiple-choice example is encoded as one sequence per choice (``text`` paired with that choice), so its
+inputs are ``[choices, tokens]`` and a batch's ``[batch, choices, tokens]``; such batches hold one task.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-TASK_KINDS = ("classification", "regression", "sequence_labelling", "span_qa")
+TASK_KINDS = ("classification", "regression", "sequence_labelling", "span_qa", "multiple_choice")
 PARADIGMS = ("single", "pair")
 
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """What a task head needs to know: its name, kind (one of :data:`TASK_KINDS`) and number of labels."""
+    """What a task head needs to know: its name, kind (one of :data:`TASK_KINDS`) and number of outputs
+    (regression and multiple choice: 1, a value or a choice's score; span QA: 2, start and end)."""
 
     name: str
     kind: str
@@ -31,7 +39,7 @@ class TaskSpec:
     def __post_init__(self):
         if self.kind not in TASK_KINDS:
             raise ValueError(f"task {self.name!r}: unknown kind {self.kind!r}; choose one of {', '.join(TASK_KINDS)}")
-        if self.kind == "regression" and self.num_labels != 1:
+        if self.kind in ("regression", "multiple_choice") and self.num_labels != 1:
             object.__setattr__(self, "num_labels", 1)
         if self.kind == "span_qa" and self.num_labels != 2:
             object.__setattr__(self, "num_labels", 2)  # start and end logits

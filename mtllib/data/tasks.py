@@ -1,13 +1,15 @@
 """Tasks: one interface over the offline suite (the default) and the papers' datasets.
 
 A :class:`Task` has a name, a kind (``classification``, ``regression``, ``sequence_labelling``,
-``span_qa``), an input paradigm (``single`` or ``pair``), label names, its metrics and main metric.
+``span_qa``, ``multiple_choice``), an input paradigm (``single`` or ``pair``), label names, its metrics and main metric.
 :func:`load_task` returns its ``train`` / ``validation`` / ``test`` splits as ``datasets.Dataset`` objects in
 standard columns:
 
 - classification / regression: ``id``, ``text`` (and ``text_pair`` for pairs), ``label``
 - sequence labelling: ``id``, ``words`` (list of str), ``tags`` (list of int, -100 = not scored)
 - span QA: ``id``, ``question``, ``context``, ``answer_text``, ``answer_start`` (a character offset)
+- multiple choice: ``id``, ``text``, ``choices`` (list of str, as many as ``label_names``), ``label`` (the
+  right choice's index)
 
 :data:`TASKS` lists every registered task, in three suites: ``offline`` (built from the corpora that ship in
 PyPI wheels, :mod:`mtllib.data.offline`), ``silver`` (built from the same corpora with spaCy's silver labels,
@@ -51,7 +53,7 @@ class Task:
 
     @property
     def num_labels(self) -> int:
-        return {"regression": 1, "span_qa": 2}.get(self.kind, len(self.label_names))
+        return {"regression": 1, "span_qa": 2, "multiple_choice": 1}.get(self.kind, len(self.label_names))
 
     def spec(self) -> TaskSpec:
         """The :class:`mtllib.modeling.multitask.TaskSpec` of this task's output head."""
@@ -79,6 +81,7 @@ _OFFLINE = [
     _c("bbc-truecase", ("lower", "capitalised"), "single", "Tag each lower-cased word: capitalised in the original or not.", ("word_f1",), stands_in_for="sequence labelling (NER-like)", kind="sequence_labelling"),
     _c("bbc-punct", off.PUNCT_TAGS, "single", "Tag each word with the punctuation that followed it.", ("word_f1",), stands_in_for="sequence labelling", kind="sequence_labelling"),
     _c("bbc-cloze", (), "pair", "Headline with a blank; find the blanked name or word in the body paragraph.", ("exact_match", "squad_f1"), main="squad_f1", stands_in_for="SQuAD / MRQA", kind="span_qa"),
+    _c("bbc-continuation", ("A", "B", "C", "D"), "pair", "Which of four sentences follows this one in its article?", stands_in_for="SWAG", kind="multiple_choice"),
 ]
 _BUILDERS: dict[str, Callable[[int], dict[str, pd.DataFrame]]] = {
     "bbc-topic": off.build_bbc_topic,
@@ -91,6 +94,7 @@ _BUILDERS: dict[str, Callable[[int], dict[str, pd.DataFrame]]] = {
     "bbc-truecase": off.build_bbc_truecase,
     "bbc-punct": off.build_bbc_punct,
     "bbc-cloze": off.build_bbc_cloze,
+    "bbc-continuation": off.build_bbc_continuation,
 }
 
 _SILVER_NOTE = " Silver labels: spaCy en_core_web_sm."
@@ -129,6 +133,7 @@ _PAPER = [
     _c("conll2003", hub.CONLL_TAGS, "single", "CoNLL-2003 NER", ("entity_f1",), suite="paper", kind="sequence_labelling"),
     _c("wnut_17", hub.WNUT_TAGS, "single", "WNUT-17 emerging entities", ("entity_f1",), suite="paper", kind="sequence_labelling"),
     _c("squad", (), "pair", "SQuAD v1.1", ("exact_match", "squad_f1"), main="squad_f1", suite="paper", kind="span_qa"),
+    _c("swag", ("ending0", "ending1", "ending2", "ending3"), "pair", "SWAG (regular): the continuation of a video caption, among four", suite="paper", kind="multiple_choice"),
 ]
 
 #: every registered task, offline suite first
@@ -150,7 +155,11 @@ def get_task(name: str) -> Task:
 def validate_labels(task: Task, frame: pd.DataFrame, split: str) -> None:
     """Raise a clear error when a split's labels do not match the task's declared label names."""
     where = f"task {task.name!r}, split {split!r}"
-    if task.kind == "classification":
+    if task.kind == "multiple_choice":
+        counts = frame["choices"].map(len)
+        if (counts != len(task.label_names)).any():
+            raise ValueError(f"{where}: {int((counts != len(task.label_names)).sum())} examples do not have {len(task.label_names)} choices ({list(task.label_names)})")
+    if task.kind in ("classification", "multiple_choice"):
         values = [v.item() if isinstance(v, np.generic) else v for v in pd.unique(frame["label"])]
         bad = sorted({v for v in values if isinstance(v, bool) or not (isinstance(v, int) and 0 <= v < len(task.label_names))}, key=str)
         if bad:

@@ -116,18 +116,21 @@ def check_variants(configs: dict[str, AdapterConfig], encoder_config) -> None:
 
 
 def run_variants(model_name: str, task_names: list[str], variants: dict[str, AdapterConfig], seeds: list[int], data: dict,
-                 train_config, progress: bool = False) -> pd.DataFrame:
+                 train_config, progress: bool = False, all_metrics: bool = False) -> pd.DataFrame:
     """One row per (variant, seed, task): ``score`` (test, main metric), the gate's ``validation``,
     ``majority`` and ``learned``, and ``train_seconds`` (of the model that holds the task; for ``separate``
-    the single-task model's). Each variant's models go through the model cache, keyed by their configuration
-    (placement and connection included), so a variant equal to another chapter's method comes from its cache."""
+    the single-task model's); with ``all_metrics``, also a column per test metric of any task (NaN for a task
+    without it; e.g. SQuAD's exact match beside its F1). Each variant's models go through the model cache,
+    keyed by their configuration (placement and connection included), so a variant equal to another chapter's
+    method comes from its cache."""
     from transformers import AutoConfig
 
     from mtllib.data.assets import resolve_model
 
     check_variants(variants, AutoConfig.from_pretrained(resolve_model(model_name)))
     rows = [row for run in trained_runs(model_name, task_names, variants, seeds, data, train_config, progress) for row in run["rows"]]
-    return pd.DataFrame(rows, columns=RUN_COLUMNS)
+    extra = list(dict.fromkeys(k for row in rows for k in row if k not in RUN_COLUMNS)) if all_metrics else []
+    return pd.DataFrame(rows, columns=RUN_COLUMNS + extra)
 
 
 #: the columns of :func:`run_variants`'s rows
@@ -138,7 +141,7 @@ def trained_runs(model_name: str, task_names: list[str], variants: dict[str, Ada
                  train_config, progress: bool = False):
     """Train (or read from the cache) each variant's model(s) per seed and yield one dict per model: ``variant``,
     ``seed``, ``model``, ``attached``, ``result`` (:func:`train_variant`), ``test`` (its test scores) and
-    ``rows`` (one per task, the columns :data:`RUN_COLUMNS`). ``separate`` trains one model per task. The
+    ``rows`` (one per task, the columns :data:`RUN_COLUMNS` and each test metric by name). ``separate`` trains one model per task. The
     configurations are not checked here (:func:`run_variants` does)."""
     from mtllib.experiments.iap import gate_of
     from mtllib.training.trainer import evaluate
@@ -154,17 +157,18 @@ def trained_runs(model_name: str, task_names: list[str], variants: dict[str, Ada
                 test = evaluate(model, sub, "test", batch_size=config.eval_batch_size)
                 rows = [{"variant": name, "seed": seed, "task": t, "score": float(test.loc[t, "score"]),
                          "validation": float(gate.loc[t, "score"]), "majority": float(gate.loc[t, "majority"]),
-                         "learned": bool(gate.loc[t, "learned"]), "train_seconds": seconds} for t in group]
+                         "learned": bool(gate.loc[t, "learned"]), "train_seconds": seconds,
+                         **{m: float(test.loc[t, m]) for m in sub[t].task.metrics}} for t in group]
                 yield {"variant": name, "seed": seed, "model": model, "attached": attached, "result": result, "test": test, "rows": rows}
 
 
 def run_methods(model_name: str, task_names: list[str], methods: list[str], seeds: list[int], data: dict, train_config,
-                sizes: dict | None = None, progress: bool = False) -> pd.DataFrame:
+                sizes: dict | None = None, progress: bool = False, all_metrics: bool = False) -> pd.DataFrame:
     """:func:`run_variants` with one variant per method (named by it, sized by ``sizes``), the first column
     named ``method``."""
     _check_method_names(methods, sizes)  # run_variants checks each configuration against the encoder
     variants = {m: method_config(m, sizes) for m in methods}
-    return run_variants(model_name, task_names, variants, seeds, data, train_config, progress).rename(columns={"variant": "method"})
+    return run_variants(model_name, task_names, variants, seeds, data, train_config, progress, all_metrics).rename(columns={"variant": "method"})
 
 
 def learned_by_every_model(rows: pd.DataFrame, tasks: list[str]) -> list[str]:

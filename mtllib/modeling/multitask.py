@@ -15,10 +15,15 @@ task kind                   label key                shape / dtype
 ``sequence_labelling``      ``token_labels``         ``[B, T]`` int, ``-100`` = not scored
 ``span_qa``                 ``start_positions``,     ``[B]`` int token positions
                             ``end_positions``
+``multiple_choice``         ``labels``               ``[B]`` index of the right choice
 ==========================  =======================  ==========================================
 
+A multiple-choice batch has inputs of shape ``[B, C, T]`` (one sequence per choice) and names its one task
+with ``task``; the encoder reads the ``B * C`` sequences, the head scores each choice's pooled token and the
+task's logits are ``[B, C]`` (as ``AutoModelForMultipleChoice`` does; SWAG in Appendix B of "BERT and PALs").
+
 The per-example loss is cross-entropy (mean over an example's scored tokens for token classification, the
-mean of start and end for span QA) or squared error (regression). The batch loss is the mean over
+mean of start and end for span QA, over the choices for multiple choice) or squared error (regression). The batch loss is the mean over
 *examples*, so in a heterogeneous batch each example weighs the same whatever its task (not a mean of
 per-task means).
 
@@ -45,23 +50,28 @@ from mtllib.data.assets import resolve_model
 POOLINGS = ("cls", "last", "mean")
 
 
+#: kinds whose head reads one pooled vector per sequence (a multiple-choice example has one per choice)
+POOLED_KINDS = ("classification", "regression", "multiple_choice")
+
+
 class TaskHead(nn.Module):
     """Output layer of one task. Sequence-level kinds use a small MLP on the pooled token
-    (dense-tanh-dense, as BERT's pooler + classifier); token-level kinds a linear layer per token."""
+    (dense-tanh-dense, as BERT's pooler + classifier; multiple choice: one score per choice's sequence);
+    token-level kinds a linear layer per token."""
 
     def __init__(self, spec: TaskSpec, hidden_size: int, dropout: float):
         super().__init__()
         self.spec = spec
         self.dropout = nn.Dropout(dropout)
-        if spec.kind in ("classification", "regression"):
+        if spec.kind in POOLED_KINDS:
             self.dense = nn.Linear(hidden_size, hidden_size)
         self.out = nn.Linear(hidden_size, spec.num_labels)
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        if self.spec.kind in ("classification", "regression"):
+        if self.spec.kind in POOLED_KINDS:
             hidden = torch.tanh(self.dense(self.dropout(hidden)))
         logits = self.out(self.dropout(hidden))
-        return logits.squeeze(-1) if self.spec.kind == "regression" else logits
+        return logits.squeeze(-1) if self.spec.kind in ("regression", "multiple_choice") else logits
 
 
 @dataclass
@@ -173,6 +183,22 @@ class MultiTaskModel(nn.Module):
             raise ValueError(f"task_ids must be in [0, {len(self.tasks)}), got values {task_ids.unique().tolist()}")
         return {name: rows for i, name in enumerate(self.tasks) if len(rows := (task_ids == i).nonzero(as_tuple=True)[0])}
 
+    def _choices(self, input_ids: torch.Tensor, task: str | None, task_ids) -> int:
+        """The number of choices of a multiple-choice batch (``[B, C, T]`` inputs), 0 for any other batch; a
+        mismatch between the inputs' shape and the task's kind is an error."""
+        multiple = task is not None and task in self.tasks and self.tasks[task].kind == "multiple_choice"
+        if input_ids.dim() == 3:
+            if not multiple:
+                what = f"task {task!r} is {self.tasks[task].kind}" if task in self.tasks else "it must name one multiple-choice task with `task`"
+                raise ValueError(f"inputs of shape [batch, choices, tokens] {list(input_ids.shape)} are for a multiple-choice task; {what}")
+            return input_ids.shape[1]
+        if multiple:
+            raise ValueError(f"task {task!r} is multiple choice: its inputs must be [batch, choices, tokens], got {list(input_ids.shape)}")
+        choice_tasks = [i for i, t in enumerate(self.tasks.values()) if t.kind == "multiple_choice"]
+        if task_ids is not None and choice_tasks and torch.isin(task_ids, torch.tensor(choice_tasks, device=task_ids.device)).any():
+            raise ValueError("a heterogeneous batch (task_ids) cannot hold multiple-choice examples: give each its own batch (task=...)")
+        return 0
+
     def forward(
         self,
         input_ids: torch.Tensor,
@@ -185,17 +211,22 @@ class MultiTaskModel(nn.Module):
         start_positions: torch.Tensor | None = None,
         end_positions: torch.Tensor | None = None,
     ) -> MultiTaskOutput:
+        choices = self._choices(input_ids, task, task_ids)
+        if choices:  # [B, C, T] -> [B * C, T]: the encoder reads every choice's sequence
+            input_ids, attention_mask, token_type_ids = (None if x is None else x.flatten(0, 1) for x in (input_ids, attention_mask, token_type_ids))
         kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None and "token_type_ids" in self._encoder_args:
             kwargs["token_type_ids"] = token_type_ids
         hidden = self.encoder(**kwargs).last_hidden_state
-        batch_size = hidden.shape[0]
+        batch_size = hidden.shape[0] // (choices or 1)
         rows_by_task = self._task_rows(batch_size, hidden.device, task, task_ids)
         per_example = None
         logits, have_labels = {}, []
         for name, rows in rows_by_task.items():
             spec = self.tasks[name]
-            if spec.kind in ("classification", "regression"):
+            if spec.kind == "multiple_choice":
+                out = self.heads[name](self._pool(hidden, attention_mask)).view(batch_size, choices)
+            elif spec.kind in POOLED_KINDS:
                 pooled = self._pool(hidden[rows], None if attention_mask is None else attention_mask[rows])
                 out = self.heads[name](pooled)
             else:
@@ -216,7 +247,7 @@ class MultiTaskModel(nn.Module):
 
 def _per_example_loss(spec: TaskSpec, out, rows, labels, token_labels, start_positions, end_positions):
     """Loss of each example of one task (``None`` when the batch carries no labels of that kind)."""
-    if spec.kind == "classification":
+    if spec.kind in ("classification", "multiple_choice"):  # multiple choice: over the choices' scores [B, C]
         if labels is None:
             return None
         return F.cross_entropy(out.float(), labels[rows].long(), reduction="none")

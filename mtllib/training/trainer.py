@@ -44,7 +44,7 @@ from tqdm.auto import tqdm
 from mtllib import checks
 from mtllib.fingerprint import dataset_digest, digest
 from mtllib.data import metrics as metric_fns
-from mtllib.data.features import TaskData, collate, decode_spans, references
+from mtllib.data.features import TaskData, collate, decode_spans, example_length, references
 from mtllib.training.iat import HeadUpdateMask, IATConfig
 from mtllib.analysis.importance import head_importance, select_heads
 from mtllib.runtime import autocast, pick_device, to_device
@@ -70,7 +70,7 @@ def batch_indices(lengths: np.ndarray, batch_size: int, rng: np.random.Generator
 
 
 def _lengths(features) -> np.ndarray:
-    return np.fromiter((len(x) for x in features["input_ids"]), dtype=np.int64, count=len(features))
+    return np.fromiter((example_length(x) for x in features["input_ids"]), dtype=np.int64, count=len(features))
 
 
 # --- evaluation -----------------------------------------------------------------------------------------
@@ -79,7 +79,7 @@ def eval_batches(examples: list[dict], batch_size: int) -> list[np.ndarray]:
     computed; the callers put every output back at its example's position."""
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"eval batch_size must be an integer >= 1, got {batch_size!r}")
-    lengths = np.fromiter((len(e["input_ids"]) for e in examples), dtype=np.int64, count=len(examples))
+    lengths = np.fromiter((example_length(e["input_ids"]) for e in examples), dtype=np.int64, count=len(examples))
     order = np.argsort(lengths, kind="stable")
     return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
@@ -127,7 +127,7 @@ def predict(model, data: TaskData, split: str = "validation", batch_size: int = 
 def _predictions(data: TaskData, split: str, outputs: list):
     """Per-example logits -> predictions and references, in the form the task's metrics take."""
     task, feats, rows = data.task, data.features[split], data.rows[split]
-    if task.kind == "classification":
+    if task.kind in ("classification", "multiple_choice"):  # the class, or the choice, with the highest logit
         return torch.stack(outputs).argmax(-1).numpy(), references(data, split)
     if task.kind == "regression":
         return torch.stack(outputs).numpy(), references(data, split)
@@ -252,7 +252,7 @@ class _Plan:
     def __init__(self, data: dict[str, TaskData], config: TrainConfig):
         self.names = list(data)
         self.examples = {n: td.features["train"].to_list() for n, td in data.items()}  # fast row access
-        self.lengths = {n: np.array([len(e["input_ids"]) for e in self.examples[n]], dtype=np.int64) for n in self.names}
+        self.lengths = {n: np.array([example_length(e["input_ids"]) for e in self.examples[n]], dtype=np.int64) for n in self.names}
         self.config = config
         per_task = [math.ceil(len(self.lengths[n]) / config.batch_size) for n in self.names]
         if config.batching == "heterogeneous":
@@ -364,6 +364,9 @@ def train(model, data: dict[str, TaskData], config: TrainConfig | None = None, p
     missing = [n for n in data if n not in model.tasks]
     if missing:
         raise ValueError(f"the model has no head for task(s) {missing}; its tasks are {model.task_names}")
+    choices = [n for n, td in data.items() if td.task.kind == "multiple_choice"]
+    if choices and config.batching == "heterogeneous":
+        raise checks.BadInput(f"multiple-choice tasks ({', '.join(choices)}) need single-task batches: use batching='homogeneous'")
     for name, td in data.items():  # an empty split would end training after 0 steps, or fail after the first epoch
         for split in ("train", "validation"):
             if split not in td.features or len(td.features[split]) == 0:

@@ -35,6 +35,12 @@ def test_majority_baseline_of_a_classification_task_by_hand():
     assert L.chance(task) == pytest.approx(100 / 3)
 
 
+def test_majority_and_chance_of_a_multiple_choice_task_by_hand():
+    task = get_task("bbc-continuation")  # four choices: the baseline always picks the most frequent right position
+    assert L.majority_score(task, [1, 3, 3, 0, 3], np.array([3, 1, 2, 3])) == pytest.approx(50.0)
+    assert L.chance(task) == pytest.approx(25.0)
+
+
 def test_majority_for_reads_train_labels_and_the_split_s_gold_answers():
     from datasets import Dataset
 

@@ -5,6 +5,7 @@ import pytest
 from mtllib import checks
 from mtllib.book import runner
 from mtllib.book.params import RULES, check_parameters
+from mtllib.data.tasks import UnknownTask
 
 PROJECT = runner.Project()
 
@@ -110,7 +111,7 @@ def test_the_opened_batch_must_fit_in_the_training_examples():
         check_parameters({**base, "demo_examples": 49}, "01b_iap_by_hand")
     with pytest.raises(checks.BadInput, match="demo_examples"):
         check_parameters({**base, "demo_examples": 0}, "01b_iap_by_hand")
-    with pytest.raises(Exception, match="no-such-task"):
+    with pytest.raises(UnknownTask, match="no-such-task"):
         check_parameters({**base, "demo_examples": 8, "task": "no-such-task"}, "01b_iap_by_hand")
 
 

@@ -10,6 +10,7 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 
+from mtllib import checks
 from mtllib.book import transfer_targets as chapter
 from mtllib.experiments import transferability as tr
 
@@ -126,7 +127,7 @@ def _parameters(**changes):
 def test_start_checks_every_parameter_and_the_design_before_preparing_data(monkeypatch):
     prepared = []
     monkeypatch.setattr(chapter, "prepare_data", lambda *a: prepared.append(a) or {})
-    with pytest.raises(Exception, match="lr"):
+    with pytest.raises(checks.BadInput, match="lr"):
         chapter.start(_parameters(lr=-1.0), "09c_transfer_qa_targets")
     groups = _parameters()["groups"]
     with pytest.raises(ValueError, match="bbc-topic"):  # a target that is also pre-finetuned on

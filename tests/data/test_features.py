@@ -110,3 +110,35 @@ def test_max_length_must_be_sensible(tokenizer):
     ds = datasets.Dataset.from_dict({"id": ["a"], "text": ["x"], "label": [0]})
     with pytest.raises(ValueError, match="max_length"):
         features.encode(get_task("bbc-topic"), ds, tokenizer, max_length=2)
+
+
+def _choices_dataset():
+    return datasets.Dataset.from_dict({"id": ["a", "b"], "text": ["Shares fell.", "The match ended."],
+                                       "choices": [["Investors sold.", "It rained in Paris today.", "Goals came late.", "Profits rose."],
+                                                   ["Fans cheered.", "Oil prices rose.", "He sang.", "Rates were cut."]],
+                                       "label": [0, 0]})
+
+
+def test_a_multiple_choice_example_is_one_pair_per_choice(tokenizer):
+    f = features.encode(get_task("bbc-continuation"), _choices_dataset(), tokenizer)[0]
+    assert len(f["input_ids"]) == 4 and f["labels"] == 0
+    assert tokenizer.decode(f["input_ids"][1]) == "[CLS] shares fell. [SEP] it rained in paris today. [SEP]"
+    assert [len(x) for x in f["token_type_ids"]] == [len(x) for x in f["input_ids"]]
+    assert features.example_length(f["input_ids"]) == len(f["input_ids"][1]) == 12  # the longest: [CLS] + 3 + [SEP] + 6 + [SEP]
+
+
+def test_multiple_choice_features_collate_to_batch_choices_tokens(tokenizer):
+    feats = list(features.encode(get_task("bbc-continuation"), _choices_dataset(), tokenizer, max_length=8))
+    assert all(len(x) <= 8 for f in feats for x in f["input_ids"])
+    batch = features.collate(feats, tokenizer.pad_token_id, task="bbc-continuation")
+    longest = max(features.example_length(f["input_ids"]) for f in feats)
+    assert batch["input_ids"].shape == batch["attention_mask"].shape == (2, 4, longest)
+    assert batch["labels"].tolist() == [0, 0] and batch["task"] == "bbc-continuation"
+    for b, f in enumerate(feats):
+        for c, ids in enumerate(f["input_ids"]):
+            assert batch["input_ids"][b, c, : len(ids)].tolist() == list(ids)
+            assert batch["attention_mask"][b, c].sum() == len(ids) and (batch["input_ids"][b, c, len(ids):] == tokenizer.pad_token_id).all()
+    with pytest.raises(ValueError, match="same number of choices, got \\[3, 4\\]"):
+        features.collate([feats[0], dict(feats[1], input_ids=feats[1]["input_ids"][:3])], task="x")
+    with pytest.raises(ValueError, match="single-task batches only"):
+        features.collate([dict(f, task_id=0) for f in feats])

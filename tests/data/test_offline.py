@@ -93,3 +93,24 @@ def test_tasks_are_deterministic_for_a_seed(name):
 def test_binary_tasks_are_balanced(name):
     for frame in load_frames(name).values():
         assert abs(frame.label.mean() - 0.5) < 0.03
+
+
+def test_continuation_offers_the_next_sentence_among_three_of_other_same_topic_articles():
+    """bbc-continuation (SWAG's role): the right choice is the sentence after ``text`` in its article; the three
+    others are distinct sentences of other articles of the same topic; the right position is spread evenly."""
+    frames = load_frames("bbc-continuation")
+    articles = off.bbc_articles(0).set_index("doc_id")
+    train = frames["train"]
+    for row in train.head(200).itertuples():
+        first, *choice_ids = row.id.split("|")
+        doc, i = first.split("#")
+        assert len(row.choices) == len(set(row.choices)) == 4 and row.text == articles.sentences[doc][int(i)]
+        right = choice_ids[row.label]
+        assert right == f"{doc}#{int(i) + 1}" and row.choices[row.label] == articles.sentences[doc][int(i) + 1]
+        for k, other in enumerate(choice_ids):
+            if k != row.label:
+                other_doc, j = other.split("#")
+                assert other_doc != doc and articles.topic[other_doc] == articles.topic[doc]
+                assert row.choices[k] == articles.sentences[other_doc][int(j)]
+    shares = train.label.value_counts(normalize=True)
+    assert sorted(shares.index) == [0, 1, 2, 3] and (abs(shares - 0.25) < 0.03).all()

@@ -14,6 +14,7 @@ STANDARD_COLUMNS = {
     "regression": {"id", "text", "label"},
     "sequence_labelling": {"id", "words", "tags"},
     "span_qa": {"id", "question", "context", "answer_text", "answer_start"},
+    "multiple_choice": {"id", "text", "choices", "label"},
 }
 
 
@@ -28,7 +29,7 @@ def test_offline_task_has_standard_columns_capped_splits_and_a_model_head(name):
     ds = tasks.load_task(name, max_train=50, max_eval=20)
     assert list(ds) == ["train", "validation", "test"]
     assert len(ds["train"]) == 50 and len(ds["validation"]) == 20 and len(ds["test"]) == 20
-    expected = STANDARD_COLUMNS[task.kind] | ({"text_pair"} if task.paradigm == "pair" and task.kind != "span_qa" else set())
+    expected = STANDARD_COLUMNS[task.kind] | ({"text_pair"} if task.paradigm == "pair" and task.kind not in ("span_qa", "multiple_choice") else set())
     assert expected <= set(ds["train"].column_names)
     assert task.spec().num_labels == task.num_labels
     assert tasks.load_task(name, max_train=50, max_eval=20)["train"]["id"] == ds["train"]["id"]  # seeded
@@ -53,6 +54,12 @@ def test_labels_not_matching_declared_names_are_named():
     cloze = tasks.get_task("bbc-cloze")
     with pytest.raises(ValueError, match="1 answers are not at their answer_start"):
         tasks.validate_labels(cloze, pd.DataFrame({"context": ["abc def"], "answer_start": [0], "answer_text": ["def"]}), "test")
+    continuation = tasks.get_task("bbc-continuation")
+    with pytest.raises(ValueError, match=r"1 examples do not have 4 choices"):
+        tasks.validate_labels(continuation, pd.DataFrame({"choices": [list("abcd"), list("abc")], "label": [0, 1]}), "train")
+    with pytest.raises(ValueError, match=r"labels \[4\] do not match the 4 declared label names"):
+        tasks.validate_labels(continuation, pd.DataFrame({"choices": [list("abcd")], "label": [4]}), "train")
+    tasks.validate_labels(continuation, pd.DataFrame({"choices": [list("abcd")], "label": [3]}), "train")  # a right one passes
 
 
 def test_k_shot_per_class_and_in_total():
@@ -86,7 +93,7 @@ def test_paper_task_loads_from_files_in_its_own_layout(tmp_path, name):
     task = tasks.get_task(name)
     ds = tasks.load_task(name, data_files=_write(tmp_path, name))
     assert {"train", "validation", "test"} <= set(ds)
-    expected = STANDARD_COLUMNS[task.kind] | ({"text_pair"} if task.paradigm == "pair" and task.kind != "span_qa" else set())
+    expected = STANDARD_COLUMNS[task.kind] | ({"text_pair"} if task.paradigm == "pair" and task.kind not in ("span_qa", "multiple_choice") else set())
     assert expected <= set(ds["train"].column_names)
     if name == "scitail":
         assert ds["train"]["label"] == [1, 0]
@@ -99,6 +106,11 @@ def test_paper_task_loads_from_files_in_its_own_layout(tmp_path, name):
         assert len(ds["train"]) == 40 and sum(ds["train"]["label"]) == 20
     if name == "mnli":
         assert "validation_mismatched" in ds
+    if name == "swag":
+        row = ds["train"][0]
+        assert row["text"] == "Members of the procession walk down the street holding small horn brass instruments."
+        assert row["choices"][0] == "A drum line passes by walking down the street playing their instruments." and len(row["choices"]) == 4
+        assert row["label"] == 0 and task.spec().num_labels == 1
 
 
 def test_paper_task_with_wrong_labels_is_rejected(tmp_path):

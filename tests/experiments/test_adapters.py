@@ -39,6 +39,17 @@ def test_rows_per_method_seed_and_task_and_shared_is_the_iap_model(tiny_pair):
     assert sum(any(k.startswith("adapters.") for k in s) for s in states) == 1
 
 
+def test_all_metrics_adds_every_test_metric_beside_the_main_score(tiny_pair):
+    """Appendix B of "BERT and PALs" reports SQuAD's exact match beside its F1: ``all_metrics`` keeps every
+    test metric of every task, NaN where a task has no such metric, and the main one equal to ``score``."""
+    folder, _, data = tiny_pair
+    plain = exp.run_methods(folder, TASKS, ["shared"], [0], data, CONFIG)
+    rows = exp.run_methods(folder, TASKS, ["shared"], [0], data, CONFIG, all_metrics=True).set_index("task")
+    assert list(plain.columns) == ["method", *exp.RUN_COLUMNS[1:]]
+    assert list(rows.columns[-2:]) == ["accuracy", "macro_f1"]  # bbc-topic: accuracy and macro F1; bbc-pair: accuracy
+    assert (rows.accuracy == rows.score).all() and rows.macro_f1.isna().tolist() == [False, True]
+
+
 def test_methods_and_sizes_are_checked_before_training(tiny_pair):
     folder, _, data = tiny_pair
     with pytest.raises(AdapterError, match="unknown adaptation method"):

@@ -272,3 +272,58 @@ def test_a_checkpoint_loads_with_the_dropout_asked_for(tmp_path):
     for tasks in (None, [TaskSpec("target", "classification", 2)]):
         loaded = load_checkpoint(tmp_path / "m.pt", tasks, dropout=0.37)
         assert {h.dropout.p for h in loaded.heads.values()} == {0.37}
+
+
+# --- multiple choice (SWAG's format, "BERT and PALs" Appendix B) ------------------------------------------
+CHOICE_TASKS = [TaskSpec("topic", "classification", 5), TaskSpec("next", "multiple_choice")]
+
+
+def _choice_batch(batch_size=3, choices=4, seq_len=6, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    input_ids = torch.randint(3, 99, (batch_size, choices, seq_len), generator=g)
+    attention_mask = torch.ones(batch_size, choices, seq_len, dtype=torch.long)
+    attention_mask[0, 1, 4:] = 0  # one padded choice
+    return {"input_ids": input_ids, "attention_mask": attention_mask}
+
+
+@pytest.mark.parametrize("model_type", ["bert", "distilbert", "gpt2"])
+def test_a_multiple_choice_head_scores_each_choice_on_its_own(model_type):
+    """Each choice's logit is the head on that choice's sequence read alone (the other choices and the
+    batch do not change it), and the loss is the cross-entropy over an example's choices."""
+    model = _model(model_type, CHOICE_TASKS)
+    batch = _choice_batch()
+    labels = torch.tensor([2, 0, 3])
+    with torch.no_grad():
+        out = model(**batch, task="next", labels=labels)
+        assert out.logits["next"].shape == (3, 4) and out.per_example_loss.shape == (3,)
+        for b in range(3):
+            for c in range(4):
+                one = {k: v[b, c][None, None] for k, v in batch.items()}
+                alone = model(**one, task="next").logits["next"]
+                assert torch.allclose(alone[0, 0], out.logits["next"][b, c], atol=1e-5)
+        expected = torch.nn.functional.cross_entropy(out.logits["next"], labels, reduction="none")
+    assert torch.allclose(out.per_example_loss, expected) and torch.isclose(out.loss, expected.mean())
+    reordered = model(**{k: v[:, [3, 2, 1, 0]] for k, v in batch.items()}, task="next").logits["next"]
+    assert torch.allclose(reordered, out.logits["next"][:, [3, 2, 1, 0]], atol=1e-5)
+
+
+def test_multiple_choice_inputs_and_tasks_must_match():
+    model = _model("bert", CHOICE_TASKS)
+    with pytest.raises(ValueError, match=r"task 'next' is multiple choice: its inputs must be \[batch, choices, tokens\]"):
+        model(**random_batch(3), task="next")
+    with pytest.raises(ValueError, match="are for a multiple-choice task; task 'topic' is classification"):
+        model(**_choice_batch(), task="topic")
+    with pytest.raises(ValueError, match="must name one multiple-choice task with `task`"):
+        model(**_choice_batch(), task_ids=torch.tensor([1, 1, 1]))
+    with pytest.raises(ValueError, match="a heterogeneous batch .task_ids. cannot hold multiple-choice examples"):
+        model(**random_batch(3), task_ids=torch.tensor([0, 1, 0]))
+    assert model(**random_batch(3), task_ids=torch.tensor([0, 0, 0])).logits["topic"].shape == (3, 5)
+
+
+def test_a_multiple_choice_head_survives_a_checkpoint(tmp_path):
+    model = _model("bert", CHOICE_TASKS)
+    save_checkpoint(model, tmp_path / "m.pt")
+    loaded = load_checkpoint(tmp_path / "m.pt").eval()
+    assert loaded.tasks["next"] == TaskSpec("next", "multiple_choice", 1)
+    with torch.no_grad():
+        assert torch.equal(loaded(**_choice_batch(), task="next").logits["next"], model(**_choice_batch(), task="next").logits["next"])

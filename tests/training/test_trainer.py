@@ -413,3 +413,30 @@ def test_a_resumed_run_that_had_stopped_early_trains_no_further(data, tokenizer,
     again = train(model, data, dataclasses.replace(CONFIG, **config), progress=False, on_step=steps.append)
     assert steps == [] and again.stopped_epoch == 2 and again.best_epoch == first.best_epoch
     pd.testing.assert_frame_equal(again.history, first.history)
+
+
+def test_a_multiple_choice_task_trains_beside_span_qa_and_is_scored_by_its_best_choice(tokenizer):
+    """Appendix B of "BERT and PALs" trains SQuAD and SWAG together with round-robin sampling: the offline
+    stand-ins train in one model, and the accuracy evaluate() reports is that of the highest-scoring choice,
+    as computed here by hand from the model's per-choice logits."""
+    from mtllib import checks
+    from mtllib.data.features import collate
+    from mtllib.training.trainer import predict
+
+    both = prepare(["bbc-cloze", "bbc-continuation"], tokenizer, max_train=32, max_eval=12, max_length=40)
+    model = _model(both, tokenizer)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    with pytest.raises(checks.BadInput, match=r"multiple-choice tasks \(bbc-continuation\) need single-task batches"):
+        train(model, both, dataclasses.replace(CONFIG, batching="heterogeneous"), progress=False)
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in before.items())  # nothing trained
+    result = train(model, both, dataclasses.replace(CONFIG, sampler="round-robin"), progress=False)
+    assert set(result.log.task) == {"bbc-cloze", "bbc-continuation"} and result.log.loss.notna().all()
+    td = both["bbc-continuation"]
+    model.eval()
+    with torch.no_grad():
+        batch = collate(list(td.features["validation"]), td.pad_token_id, task="bbc-continuation")
+        chosen = model(**{k: v for k, v in batch.items() if k != "labels"}).logits["bbc-continuation"].argmax(-1).numpy()
+    gold = np.asarray(td.rows["validation"]["label"])
+    assert evaluate(model, {"bbc-continuation": td}).loc["bbc-continuation", "accuracy"] == pytest.approx(100 * (chosen == gold).mean())
+    preds, refs = predict(model, td, batch_size=5)  # length-grouped batches, put back in the split's order
+    assert preds.tolist() == chosen.tolist() and refs.tolist() == gold.tolist()

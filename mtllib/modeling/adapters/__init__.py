@@ -199,7 +199,10 @@ def attach(model: nn.Module, adapter: AdapterConfig, tasks: list[str] | None = N
 
     if multitask:  # a multi-task model names each batch's task(s)
         def route(_, args, kwargs):
-            router.set(kwargs.get("task"), kwargs.get("task_ids"), kwargs.get("attention_mask"))
+            mask = kwargs.get("attention_mask")
+            if mask is not None and mask.dim() == 3:  # a multiple-choice batch: the encoder reads [B * C, T]
+                mask = mask.flatten(0, 1)
+            router.set(kwargs.get("task"), kwargs.get("task_ids"), mask)
 
         def clear(*_):
             router.task = router.task_ids = router.attention_mask = None

@@ -233,3 +233,21 @@ def test_the_default_init_draws_every_matrix_from_berts_normal_and_acts_at_once(
         assert abs(w.std().item() - 0.02) < 0.003 and abs(w.mean().item()) < 0.003
     with attached.route(task="a"):
         assert not torch.equal(hidden(enc, batch), before)
+
+
+@pytest.mark.parametrize("method", ["pals", "low_rank", "top_pals"])
+def test_a_multiple_choice_batch_reads_each_choice_with_its_own_padding_mask(method):
+    """An adapted model flattens a [B, C, T] batch to B * C sequences, and so must the mask its attention
+    adapters read: each choice's logit equals the same choice run alone, with only its own padding."""
+    model = MultiTaskModel(tiny_encoder("bert"), [TaskSpec("a", "classification", 2), TaskSpec("mc", "multiple_choice")]).eval()
+    randomise(ad.attach(model, ad.AdapterConfig(method, **SMALL[method])).module)
+    batch = random_batch(batch_size=6, seq_len=7, pad_last=3)
+    batch["attention_mask"][0, 5:] = 0
+    choices = {k: v.view(2, 3, 7) for k, v in batch.items()}
+    with torch.no_grad():
+        logits = model(**choices, task="mc").logits["mc"]
+        for b in range(2):
+            for c in range(3):
+                real = int(choices["attention_mask"][b, c].sum())
+                alone = model(**{k: v[b, c, :real][None, None] for k, v in choices.items()}, task="mc").logits["mc"]
+                torch.testing.assert_close(alone[0, 0], logits[b, c], atol=1e-5, rtol=1e-5)
