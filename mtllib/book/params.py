@@ -189,6 +189,8 @@ RULES: dict[str, dict] = {
                      "samplers": lambda name, v: checks.items(name, v, _sampler, min_len=2)},
     "06e_training_curves": {**{k: r for k, r in _TRAINING.items() if k != "importance_batches"}, "tasks": _tasks(2),
                             "methods": _methods, "short_epochs": _optional_count, "first_epoch": _int(1), "sampler": _sampler},
+    "06f_squad_swag": {**{k: r for k, r in _TRAINING.items() if k != "importance_batches"}, "tasks": _tasks(2),
+                       "methods": _methods, "sizes": _method_sizes, "margin": _positive, "sampler": _sampler},
     "07_important_head_training": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "iap_alpha": _fraction,
                                    "sweep_seeds": _optional_seeds, "sweep_alphas": _fractions, "sweep_deltas": _fractions,
                                    "sampler": _sampler},
