@@ -23,6 +23,7 @@ from collections import Counter
 
 import numpy as np
 
+from mtllib.data.kinds import ARGMAX_KINDS
 from mtllib.data import metrics as metric_fns
 
 MARGIN = 15.0
@@ -53,7 +54,7 @@ def majority_predictions(task, train_labels, references):
     """Predictions of the majority-class baseline for ``references`` (in the form :mod:`mtllib.data.metrics`
     takes): the most frequent training label (per token for sequence labelling; the training mean for
     regression; an empty answer for span QA)."""
-    if task.kind in ("classification", "multiple_choice"):  # multiple choice: the most frequent right position
+    if task.kind in ARGMAX_KINDS:  # multiple choice: the most frequent right position
         top = Counter(int(v) for v in train_labels).most_common(1)[0][0]
         return np.full(len(references), top)
     if task.kind == "regression":
@@ -82,7 +83,7 @@ def majority_for(data, split: str = "validation") -> float:
 
 def chance(task) -> float:
     """The score of a uniform random guess for accuracy (100 / classes, or / choices); 0 for every other main metric."""
-    if task.main_metric == "accuracy" and task.kind in ("classification", "multiple_choice"):
+    if task.main_metric == "accuracy" and task.kind in ARGMAX_KINDS:
         return 100.0 / len(task.label_names)
     return 0.0
 

@@ -29,6 +29,7 @@ import torch
 
 from mtllib.runtime import cache_root
 from mtllib.data.assets import resolve_model
+from mtllib.data.kinds import ARGMAX_KINDS
 from mtllib.data.tasks import Task, get_task, load_task
 
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -276,7 +277,7 @@ def references(data: TaskData, split: str):
     :func:`mtllib.training.trainer.predict` returns beside its predictions); no model needed (e.g. for the
     majority baseline of :mod:`mtllib.analysis.learnability`)."""
     task, rows = data.task, data.rows[split]
-    if task.kind in ("classification", "multiple_choice"):
+    if task.kind in ARGMAX_KINDS:
         return np.asarray(rows["label"])
     if task.kind == "regression":
         return np.asarray(rows["label"], dtype=np.float64)

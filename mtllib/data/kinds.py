@@ -25,6 +25,12 @@ from dataclasses import dataclass
 
 TASK_KINDS = ("classification", "regression", "sequence_labelling", "span_qa", "multiple_choice")
 PARADIGMS = ("single", "pair")
+#: kinds predicted by the highest of their outputs (a class, or a choice) and trained by cross-entropy over them
+ARGMAX_KINDS = ("classification", "multiple_choice")
+#: kinds whose head gives one number per sequence (a value, or a choice's score)
+SCALAR_KINDS = ("regression", "multiple_choice")
+#: kinds whose head reads one pooled vector per sequence (a multiple-choice example has one per choice)
+POOLED_KINDS = ("classification", "regression", "multiple_choice")
 
 
 @dataclass(frozen=True)
@@ -39,7 +45,7 @@ class TaskSpec:
     def __post_init__(self):
         if self.kind not in TASK_KINDS:
             raise ValueError(f"task {self.name!r}: unknown kind {self.kind!r}; choose one of {', '.join(TASK_KINDS)}")
-        if self.kind in ("regression", "multiple_choice") and self.num_labels != 1:
+        if self.kind in SCALAR_KINDS and self.num_labels != 1:
             object.__setattr__(self, "num_labels", 1)
         if self.kind == "span_qa" and self.num_labels != 2:
             object.__setattr__(self, "num_labels", 2)  # start and end logits

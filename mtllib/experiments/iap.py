@@ -116,7 +116,8 @@ def run_experiment(
     from mtllib.analysis.importance import num_pruned, select_heads
     from mtllib.modeling.multitask import MultiTaskModel
     from mtllib.runtime import seed_everything
-    from mtllib.training.cache import cached_result, train_cached
+    from mtllib.training.cache import cached_result, recipe_key, train_cached
+    from mtllib.training.cache import enabled as cache_enabled
     from mtllib.training.trainer import TrainConfig, task_importance
     from mtllib.data.features import prepare
 
@@ -129,8 +130,9 @@ def run_experiment(
     config = dataclasses.replace(train_config or TrainConfig(), seed=seed)
     seed_everything(seed)
     model = MultiTaskModel.from_pretrained(model_name, [data[n].task.spec() for n in task_names])
-    key = analysis_key(model, data, config, alpha, n_random, importance_batches)
-    result, seconds, _ = train_cached(model, data, config, progress=progress)
+    model_key = recipe_key(model, data, config) if config.checkpoint_dir is None and cache_enabled() else None
+    key = analysis_key(model_key, data, alpha, n_random, importance_batches)
+    result, seconds, _ = train_cached(model, data, config, progress=progress, key=model_key)
     gate = gate_of(result, data, config)
 
     def analyse() -> dict:
@@ -146,19 +148,19 @@ def run_experiment(
     return IAPResult(seed, found["perf"], found["importance"], found["masks"], result.history, seconds, list(task_names), gate, found["correct"])
 
 
-def analysis_key(model, data: dict, config, alpha: float, n_random: int, importance_batches: int | None) -> str | None:
+def analysis_key(model_key: str | None, data: dict, alpha: float, n_random: int, importance_batches: int | None) -> str | None:
     """The results-cache key of one IAP analysis (:func:`mtllib.training.cache.cached_result`): the key of the
-    trained model (``model`` as built, before training: :func:`mtllib.training.cache.recipe_key`, which holds
+    trained model (``model_key``, :func:`mtllib.training.cache.recipe_key` of the model as built, which holds
     the seed and the training data), the analysis settings, the content of every task's test split, and the
-    source of this module and what it imports. ``None`` where the model cache is bypassed (checkpointed runs,
-    ``MTLLIB_MODEL_CACHE=0``): then nothing is stored."""
+    source of this module and what it imports. ``None`` where the model cache is bypassed (``model_key`` None:
+    checkpointed runs, ``MTLLIB_MODEL_CACHE=0``): then nothing is stored."""
     from mtllib.fingerprint import dataset_digest, digest, source_digest
-    from mtllib.training.cache import DATA_BUILDERS, enabled, recipe_key
+    from mtllib.training.cache import DATA_BUILDERS
 
-    if config.checkpoint_dir is not None or not enabled():
+    if model_key is None:
         return None
     tests = [(name, dataset_digest(td.features["test"])) for name, td in data.items()]
-    return digest("iap-analysis/1", recipe_key(model, data, config), alpha, n_random, importance_batches, tests,
+    return digest("iap-analysis/1", model_key, alpha, n_random, importance_batches, tests,
                   source_digest(("mtllib.experiments.iap",), exclude=DATA_BUILDERS))
 
 

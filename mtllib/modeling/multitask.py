@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from mtllib.data.kinds import TaskSpec
+from mtllib.data.kinds import ARGMAX_KINDS, POOLED_KINDS, SCALAR_KINDS, TaskSpec
 from mtllib.modeling.archs import num_layers_heads, spec_for
 from mtllib.data.assets import resolve_model
 
@@ -48,10 +48,6 @@ from mtllib.data.assets import resolve_model
 #: encoders), the last real token ("last", the default for causal models), or the mean of the real tokens
 #: ("mean", how sentence-embedding encoders such as all-MiniLM-L6-v2 were trained)
 POOLINGS = ("cls", "last", "mean")
-
-
-#: kinds whose head reads one pooled vector per sequence (a multiple-choice example has one per choice)
-POOLED_KINDS = ("classification", "regression", "multiple_choice")
 
 
 class TaskHead(nn.Module):
@@ -71,7 +67,7 @@ class TaskHead(nn.Module):
         if self.spec.kind in POOLED_KINDS:
             hidden = torch.tanh(self.dense(self.dropout(hidden)))
         logits = self.out(self.dropout(hidden))
-        return logits.squeeze(-1) if self.spec.kind in ("regression", "multiple_choice") else logits
+        return logits.squeeze(-1) if self.spec.kind in SCALAR_KINDS else logits
 
 
 @dataclass
@@ -109,6 +105,10 @@ class MultiTaskModel(nn.Module):
             raise ValueError(f"unknown pooling {pooling!r}; choose one of {', '.join(POOLINGS)}")
         self.pooling = pooling
         self._encoder_args = set(inspect.signature(encoder.forward).parameters)
+        # positions of the multiple-choice tasks, for refusing them in a heterogeneous batch (a buffer, so it moves
+        # with the model; not persistent, so checkpoints and state dicts are unchanged)
+        choice_ids = [i for i, t in enumerate(tasks) if t.kind == "multiple_choice"]
+        self.register_buffer("_choice_task_ids", torch.tensor(choice_ids, dtype=torch.long), persistent=False)
 
     # -- construction ------------------------------------------------------------------------------------
     @classmethod
@@ -194,8 +194,7 @@ class MultiTaskModel(nn.Module):
             return input_ids.shape[1]
         if multiple:
             raise ValueError(f"task {task!r} is multiple choice: its inputs must be [batch, choices, tokens], got {list(input_ids.shape)}")
-        choice_tasks = [i for i, t in enumerate(self.tasks.values()) if t.kind == "multiple_choice"]
-        if task_ids is not None and choice_tasks and torch.isin(task_ids, torch.tensor(choice_tasks, device=task_ids.device)).any():
+        if task_ids is not None and len(self._choice_task_ids) and torch.isin(task_ids, self._choice_task_ids.to(task_ids.device)).any():
             raise ValueError("a heterogeneous batch (task_ids) cannot hold multiple-choice examples: give each its own batch (task=...)")
         return 0
 
@@ -247,7 +246,7 @@ class MultiTaskModel(nn.Module):
 
 def _per_example_loss(spec: TaskSpec, out, rows, labels, token_labels, start_positions, end_positions):
     """Loss of each example of one task (``None`` when the batch carries no labels of that kind)."""
-    if spec.kind in ("classification", "multiple_choice"):  # multiple choice: over the choices' scores [B, C]
+    if spec.kind in ARGMAX_KINDS:  # multiple choice: over the choices' scores [B, C]
         if labels is None:
             return None
         return F.cross_entropy(out.float(), labels[rows].long(), reduction="none")

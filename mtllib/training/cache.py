@@ -128,9 +128,10 @@ def store(key: str, state: dict, fields: dict, seconds: float) -> Path:
     return final
 
 
-def train_cached(model, data: dict, config=None, progress: bool = True, log=print):
+def train_cached(model, data: dict, config=None, progress: bool = True, log=print, key: str | None = None):
     """:func:`mtllib.training.trainer.train` through the cache: ``(result, seconds, hit)``. On a hit the
-    model's weights are the cached ones and ``seconds`` is the training time of the run that made them."""
+    model's weights are the cached ones and ``seconds`` is the training time of the run that made them.
+    ``key``: this recipe's :func:`recipe_key` where the caller has computed it already (it is not recomputed)."""
     from mtllib.training.trainer import TrainConfig, TrainResult, train
 
     config = config or TrainConfig()
@@ -139,7 +140,7 @@ def train_cached(model, data: dict, config=None, progress: bool = True, log=prin
         start = time.perf_counter()
         result = train(model, data, config, progress=progress)
         return result, time.perf_counter() - start, False
-    key = recipe_key(model, data, config)
+    key = key or recipe_key(model, data, config)
     try:
         entry = load(key)
     except CorruptEntry as err:

@@ -44,6 +44,7 @@ from tqdm.auto import tqdm
 from mtllib import checks
 from mtllib.fingerprint import dataset_digest, digest
 from mtllib.data import metrics as metric_fns
+from mtllib.data.kinds import ARGMAX_KINDS
 from mtllib.data.features import TaskData, collate, decode_spans, example_length, references
 from mtllib.training.iat import HeadUpdateMask, IATConfig
 from mtllib.analysis.importance import head_importance, select_heads
@@ -69,8 +70,10 @@ def batch_indices(lengths: np.ndarray, batch_size: int, rng: np.random.Generator
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-def _lengths(features) -> np.ndarray:
-    return np.fromiter((example_length(x) for x in features["input_ids"]), dtype=np.int64, count=len(features))
+def _lengths(input_ids) -> np.ndarray:
+    """Tokens of each example (a multiple-choice example: its longest choice's), what batches are grouped by;
+    ``input_ids``: a sequence of examples' inputs."""
+    return np.fromiter((example_length(x) for x in input_ids), dtype=np.int64, count=len(input_ids))
 
 
 # --- evaluation -----------------------------------------------------------------------------------------
@@ -79,8 +82,7 @@ def eval_batches(examples: list[dict], batch_size: int) -> list[np.ndarray]:
     computed; the callers put every output back at its example's position."""
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"eval batch_size must be an integer >= 1, got {batch_size!r}")
-    lengths = np.fromiter((example_length(e["input_ids"]) for e in examples), dtype=np.int64, count=len(examples))
-    order = np.argsort(lengths, kind="stable")
+    order = np.argsort(_lengths([e["input_ids"] for e in examples]), kind="stable")
     return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
 
@@ -127,7 +129,7 @@ def predict(model, data: TaskData, split: str = "validation", batch_size: int = 
 def _predictions(data: TaskData, split: str, outputs: list):
     """Per-example logits -> predictions and references, in the form the task's metrics take."""
     task, feats, rows = data.task, data.features[split], data.rows[split]
-    if task.kind in ("classification", "multiple_choice"):  # the class, or the choice, with the highest logit
+    if task.kind in ARGMAX_KINDS:  # the class, or the choice, with the highest logit
         return torch.stack(outputs).argmax(-1).numpy(), references(data, split)
     if task.kind == "regression":
         return torch.stack(outputs).numpy(), references(data, split)
@@ -252,7 +254,7 @@ class _Plan:
     def __init__(self, data: dict[str, TaskData], config: TrainConfig):
         self.names = list(data)
         self.examples = {n: td.features["train"].to_list() for n, td in data.items()}  # fast row access
-        self.lengths = {n: np.array([example_length(e["input_ids"]) for e in self.examples[n]], dtype=np.int64) for n in self.names}
+        self.lengths = {n: _lengths([e["input_ids"] for e in self.examples[n]]) for n in self.names}
         self.config = config
         per_task = [math.ceil(len(self.lengths[n]) / config.batch_size) for n in self.names]
         if config.batching == "heterogeneous":
@@ -536,7 +538,7 @@ def task_importance(model, data: dict[str, TaskData], batch_size: int, seed: int
     loaders = {}
     for i, (name, td) in enumerate(data.items()):
         feats = td.features["train"]
-        order = batch_indices(_lengths(feats), batch_size, np.random.default_rng([seed, 99, i]), True)[:max_batches]
+        order = batch_indices(_lengths(feats["input_ids"]), batch_size, np.random.default_rng([seed, 99, i]), True)[:max_batches]
         loaders[name] = [collate([feats[int(j)] for j in b], td.pad_token_id, task=name) for b in order]
     return head_importance(model, loaders, device=device, progress=progress)
 

@@ -327,3 +327,14 @@ def test_a_multiple_choice_head_survives_a_checkpoint(tmp_path):
     assert loaded.tasks["next"] == TaskSpec("next", "multiple_choice", 1)
     with torch.no_grad():
         assert torch.equal(loaded(**_choice_batch(), task="next").logits["next"], model(**_choice_batch(), task="next").logits["next"])
+
+
+def test_the_multiple_choice_task_list_is_no_part_of_the_weights():
+    """The positions of the multiple-choice tasks (kept to refuse them in heterogeneous batches) are a
+    non-persistent buffer: a state dict holds only weights, so checkpoints and cache keys are as before."""
+    model = _model("bert", CHOICE_TASKS)
+    assert model._choice_task_ids.tolist() == [i for i, t in enumerate(CHOICE_TASKS) if t.kind == "multiple_choice"] != []
+    assert not any("choice_task_ids" in k for k in model.state_dict())
+    plain = _model("bert", [t for t in CHOICE_TASKS if t.kind != "multiple_choice"])
+    assert plain._choice_task_ids.numel() == 0
+    assert plain(**random_batch(3), task_ids=torch.tensor([0, 0, 0])).logits  # nothing to refuse
