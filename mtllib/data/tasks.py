@@ -82,6 +82,9 @@ _OFFLINE = [
     _c("bbc-punct", off.PUNCT_TAGS, "single", "Tag each word with the punctuation that followed it.", ("word_f1",), stands_in_for="sequence labelling", kind="sequence_labelling"),
     _c("bbc-cloze", (), "pair", "Headline with a blank; find the blanked name or word in the body paragraph.", ("exact_match", "squad_f1"), main="squad_f1", stands_in_for="SQuAD / MRQA", kind="span_qa"),
     _c("bbc-continuation", ("A", "B", "C", "D"), "pair", "Which of four sentences follows this one in its article?", stands_in_for="SWAG", kind="multiple_choice"),
+    _c("bbc-paraphrase", ("not_equivalent", "equivalent"), "pair", "A sentence and an edited copy: does the copy still state the same facts?", ("f1", "accuracy"), stands_in_for="MRPC"),
+    _c("bbc-entailment", ("entailment", "not_entailment"), "pair", "Three sentences and a statement: do they state it?", stands_in_for="RTE"),
+    _c("bbc-similarity", (), "pair", "How close are two sentences' sources (0-4: the same sentence edited ... another topic)?", ("spearman", "pearson"), stands_in_for="STS-B", kind="regression"),
 ]
 _BUILDERS: dict[str, Callable[[int], dict[str, pd.DataFrame]]] = {
     "bbc-topic": off.build_bbc_topic,
@@ -95,6 +98,9 @@ _BUILDERS: dict[str, Callable[[int], dict[str, pd.DataFrame]]] = {
     "bbc-punct": off.build_bbc_punct,
     "bbc-cloze": off.build_bbc_cloze,
     "bbc-continuation": off.build_bbc_continuation,
+    "bbc-paraphrase": off.build_bbc_paraphrase,
+    "bbc-entailment": off.build_bbc_entailment,
+    "bbc-similarity": off.build_bbc_similarity,
 }
 
 _SILVER_NOTE = " Silver labels: spaCy en_core_web_sm."
@@ -135,6 +141,11 @@ _PAPER = [
     _c("squad", (), "pair", "SQuAD v1.1", ("exact_match", "squad_f1"), main="squad_f1", suite="paper", kind="span_qa"),
     _c("swag", ("ending0", "ending1", "ending2", "ending3"), "pair", "SWAG (regular): the continuation of a video caption, among four", suite="paper", kind="multiple_choice"),
 ]
+
+#: the GLUE-like offline suite: each GLUE task of the main paper's multi-task experiments (Table 5) and the offline
+#: task that plays its role (GLUE's sizes span 2.5k (RTE) to 393k (MNLI) training examples; the chapters set ours)
+GLUE_LIKE = {"cola": "bbc-acceptability", "sst2": "tweet-sentiment", "mrpc": "bbc-paraphrase", "stsb": "bbc-similarity",
+             "qqp": "tweet-pair", "mnli": "bbc-next", "qnli": "bbc-headline", "rte": "bbc-entailment"}
 
 #: every registered task, offline suite first
 TASKS: dict[str, Task] = {t.name: t for t in _OFFLINE + _SILVER + _PAPER}

@@ -89,7 +89,7 @@ def test_tasks_are_deterministic_for_a_seed(name):
     assert not a["train"].equals(c["train"])
 
 
-@pytest.mark.parametrize("name", ["bbc-pair", "tweet-pair", "bbc-next", "bbc-headline", "bbc-acceptability"])
+@pytest.mark.parametrize("name", ["bbc-pair", "tweet-pair", "bbc-next", "bbc-headline", "bbc-acceptability", "bbc-paraphrase", "bbc-entailment"])
 def test_binary_tasks_are_balanced(name):
     for frame in load_frames(name).values():
         assert abs(frame.label.mean() - 0.5) < 0.03
@@ -114,3 +114,102 @@ def test_continuation_offers_the_next_sentence_among_three_of_other_same_topic_a
                 assert row.choices[k] == articles.sentences[other_doc][int(j)]
     shares = train.label.value_counts(normalize=True)
     assert sorted(shares.index) == [0, 1, 2, 3] and (abs(shares - 0.25) < 0.03).all()
+
+
+def test_facts_are_numbers_and_names_but_not_titles_first_words_or_pieces_of_numbers():
+    tokens = off.words("Shares in Time Warner rose 8% to $1.13bn, Mr Smith said on 464,000 trades.")
+    facts = [t for i, t in enumerate(tokens) if off.is_fact(tokens, i)]
+    assert facts == ["Time", "Warner", "8", "1.13bn", "Smith"]  # not "Shares" (first), "Mr" (a title), nor 464 / 000
+
+
+def test_a_dropped_word_is_a_lower_case_word_and_never_a_fact_or_a_negation():
+    tokens = off.words("Mr Smith did not sell the 500 shares")
+    rng = np.random.default_rng(0)
+    dropped = set()
+    for _ in range(50):
+        out = off.drop_word(tokens, rng)
+        assert len(out) == len(tokens) - 1
+        (gone,) = set(tokens) - set(out)
+        dropped.add(gone)
+    assert dropped == {"did", "sell", "the", "shares"}
+    assert off.drop_word(off.words("Not no never 12 Smith"), rng) is None
+
+
+def test_a_swapped_fact_is_another_of_its_type_that_the_sentence_lacks():
+    tokens = off.words("Profits at Acme rose 76% in 2004")
+    pools = (["76", "2004", "1999"], ["Acme", "Globex"])
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(40):
+        out = off.swap_fact(tokens, pools, rng)
+        changed = [(a, b) for a, b in zip(tokens, out) if a != b]
+        assert len(out) == len(tokens) and len(changed) == 1
+        seen.add(changed[0])
+    assert seen == {("Acme", "Globex"), ("76", "1999"), ("2004", "1999")}
+    assert off.swap_fact(off.words("it rose sharply"), pools, rng) is None
+
+
+def _one_word_dropped(longer: str, shorter: str) -> bool:
+    a, b = off.words(longer), off.words(shorter)
+    return len(a) == len(b) + 1 and any(a[:i] + a[i + 1:] == b for i in range(len(a)))
+
+
+def _one_fact_changed_and_one_word_dropped(longer: str, shorter: str) -> bool:
+    a, b = off.words(longer), off.words(shorter)
+    if len(a) != len(b) + 1:
+        return False
+    for i in range(len(a)):
+        rest = a[:i] + a[i + 1:]
+        diff = [k for k, (x, y) in enumerate(zip(rest, b)) if x != y]
+        if len(diff) == 1 and off.is_fact(rest, diff[0]):
+            return True
+    return False
+
+
+def test_paraphrase_pairs_differ_by_a_dropped_word_and_negatives_also_by_one_fact():
+    frame = load_frames("bbc-paraphrase")["train"].head(300)
+    for row in frame.itertuples():
+        longer, shorter = sorted([row.text, row.text_pair], key=lambda t: -len(off.words(t)))
+        if row.label == 1:
+            assert _one_word_dropped(longer, shorter), row
+        else:
+            assert _one_fact_changed_and_one_word_dropped(longer, shorter) and not _one_word_dropped(longer, shorter), row
+    assert 0.3 < (frame.text.str.len() > frame.text_pair.str.len()).mean() < 0.7  # the edited side is either one
+
+
+def test_entailment_hypotheses_are_premise_sentences_or_not():
+    frame = load_frames("bbc-entailment")["train"].head(300)
+    articles = off.bbc_articles(0).set_index("doc_id")
+    kinds = set()
+    for row in frame.itertuples():
+        premise_id, hypothesis_id = row.id.split("|")
+        doc, start = premise_id.split("#")
+        j = int(hypothesis_id.split("#")[1])
+        sentences = [off.detokenize(off.words(s)) for s in articles.sentences[doc]]
+        assert row.text == " ".join(sentences[int(start):int(start) + 2])
+        inside = int(start) <= j < int(start) + 2
+        if row.label == 0:  # entailment
+            assert inside and _one_word_dropped(sentences[j], row.text_pair)
+        elif inside:
+            assert _one_fact_changed_and_one_word_dropped(sentences[j], row.text_pair)
+            kinds.add("fact changed")
+        else:
+            assert _one_word_dropped(sentences[j], row.text_pair)
+            kinds.add("from outside")
+    assert kinds == {"fact changed", "from outside"}
+
+
+def test_similarity_grades_the_second_sentence_by_where_it_comes_from():
+    frame = load_frames("bbc-similarity")["train"]
+    articles = off.bbc_articles(0).set_index("doc_id")
+    for row in frame.head(400).itertuples():
+        (doc_a, i), (doc_b, j) = [(d, int(k)) for d, k in (part.split("#") for part in row.id.split("|"))]
+        assert row.text == off.detokenize(off.words(articles.sentences[doc_a][i]))
+        same_topic = articles.topic[doc_a] == articles.topic[doc_b]
+        expected = {4: doc_a == doc_b and i == j, 3: doc_a == doc_b and abs(i - j) == 1, 2: doc_a == doc_b and abs(i - j) >= 3,
+                    1: doc_a != doc_b and same_topic, 0: not same_topic}[int(row.label)]
+        assert expected, row
+        if row.label == 4:
+            assert _one_word_dropped(row.text, row.text_pair)
+    shares = frame.label.value_counts(normalize=True)
+    assert sorted(shares.index) == [0.0, 1.0, 2.0, 3.0, 4.0] and (abs(shares - 0.2) < 0.03).all()

@@ -171,3 +171,12 @@ def test_a_silver_task_loads_through_the_registry(tmp_path, monkeypatch):
     ds = tasks.load_task("bbc-chunk", max_train=20, max_eval=10)
     assert len(ds["train"]) == 20 and len(ds["validation"]) == 10
     assert STANDARD_COLUMNS["sequence_labelling"] <= set(ds["train"].column_names)
+
+
+def test_the_glue_like_suite_names_an_offline_stand_in_for_every_glue_task_of_the_paper():
+    assert set(tasks.GLUE_LIKE) == {"cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte"}
+    for glue, offline in tasks.GLUE_LIKE.items():
+        paper, stand_in = tasks.get_task(glue), tasks.get_task(offline)
+        assert paper.suite == "paper" and stand_in.suite == "offline"
+        assert stand_in.kind == paper.kind and stand_in.paradigm == paper.paradigm, glue
+    assert len(set(tasks.GLUE_LIKE.values())) == len(tasks.GLUE_LIKE)
