@@ -8,6 +8,8 @@ chapter.
 
     .venv/bin/python benchmarks/bench_learnability.py --profile cpu --json benchmarks/results/learnability_cpu.json
     .venv/bin/python benchmarks/bench_learnability.py --profile cpu --curve 250 500 1000 2000 --only-curve --json curves.json
+    .venv/bin/python benchmarks/bench_learnability.py --tasks bbc-similarity --like 07_important_head_training \
+        --max-length 128 --curve 500 1000 --only-curve --json new.json   # a task no chapter trains yet
 
 The JSON contract (other tools read it)::
 
@@ -121,6 +123,8 @@ def main(argv=None) -> int:
     parser.add_argument("--only-curve", action="store_true", help="skip the chapter rows")
     parser.add_argument("--max-eval", type=int, default=1000, help="validation/test examples per task (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--like", metavar="CHAPTER", help="curves of --tasks that no chapter trains use this chapter's settings")
+    parser.add_argument("--max-length", type=int, help="tokens per example for the curves (default: the chapter's)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the rows already in --json and measure only the (task, chapter) rows it lacks")
     args = parser.parse_args(argv)
@@ -128,8 +132,19 @@ def main(argv=None) -> int:
     plans = chapter_plans(Project(), args.profile, args.chapters)
     if not plans:
         parser.error(f"no chapter of profile {args.profile!r} trains tasks")
-    if any(n < 1 for n in args.curve) or args.max_eval < 1:
-        parser.error("sizes must be >= 1")
+    if any(n < 1 for n in args.curve) or args.max_eval < 1 or (args.max_length is not None and args.max_length < 8):
+        parser.error("sizes must be >= 1 (--max-length >= 8)")
+    by_chapter = {p["chapter"]: p["settings"] for p in plans}
+    if args.like and args.like not in by_chapter:
+        parser.error(f"--like {args.like!r}: not a chapter of profile {args.profile!r} that trains tasks; choose one of {', '.join(by_chapter)}")
+    if args.tasks:
+        from mtllib.data.tasks import UnknownTask, get_task
+
+        for t in args.tasks:
+            try:
+                get_task(t)
+            except UnknownTask as err:  # the registry's message lists the tasks; before any training
+                parser.error(str(err))
     jobs = []
     if not args.only_curve:
         jobs += [(t, p["chapter"], p["settings"]) for p in plans for t in p["tasks"]]
@@ -138,6 +153,13 @@ def main(argv=None) -> int:
         for p in plans:
             for t in p["tasks"]:
                 first.setdefault(t, p["settings"])
+        untrained = [t for t in args.tasks or [] if t not in first]
+        if untrained and not args.like:
+            parser.error(f"no chapter of profile {args.profile!r} trains {', '.join(untrained)}: name one whose settings to use with --like")
+        for t in untrained:
+            first[t] = by_chapter[args.like]
+        if args.max_length:
+            first = {t: {**s, "max_length": args.max_length} for t, s in first.items()}
         jobs += [(t, "curve", {**s, "max_train": n}) for t, s in first.items() for n in args.curve]
     if args.tasks:
         jobs = [j for j in jobs if j[0] in args.tasks]
