@@ -123,7 +123,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only-curve", action="store_true", help="skip the chapter rows")
     parser.add_argument("--max-eval", type=int, default=1000, help="validation/test examples per task (default 1000)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--like", metavar="CHAPTER", help="curves of --tasks that no chapter trains use this chapter's settings")
+    parser.add_argument("--like", metavar="CHAPTER", help="the curves of --tasks use this chapter's settings (needed for a task no chapter trains)")
     parser.add_argument("--max-length", type=int, help="tokens per example for the curves (default: the chapter's)")
     parser.add_argument("--resume", action="store_true",
                         help="keep the rows already in --json and measure only the (task, chapter) rows it lacks")
@@ -156,7 +156,7 @@ def main(argv=None) -> int:
         untrained = [t for t in args.tasks or [] if t not in first]
         if untrained and not args.like:
             parser.error(f"no chapter of profile {args.profile!r} trains {', '.join(untrained)}: name one whose settings to use with --like")
-        for t in untrained:
+        for t in (args.tasks or []) if args.like else []:  # every listed task on the same settings, trained by a chapter or not
             first[t] = by_chapter[args.like]
         if args.max_length:
             first = {t: {**s, "max_length": args.max_length} for t, s in first.items()}
