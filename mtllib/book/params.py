@@ -196,6 +196,7 @@ RULES: dict[str, dict] = {
                                    "sampler": _sampler},
     "07b_iat_sampling": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "keep_best": checks.boolean,
                          "samplers": lambda name, v: checks.items(name, v, _sampler, min_len=2)},
+    "07c_iat_glue_like": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "sampler": _sampler},
     "08_few_shot_transfer": {**{k: r for k, r in _TRAINING.items() if k != "seeds"}, "tasks": _tasks(2), "targets": _tasks(1),
                              "source_seed": _int(0), "few_shot_seeds": _seeds, "ks": _counts, "ablation_k": _optional_count,
                              "alpha": _fraction, "delta": _fraction, "few_shot_epochs": _int(1), "few_shot_batch_size": _int(1),

@@ -19,8 +19,9 @@ bbc-next             C, 2    pair   does sentence B directly follow sentence A i
                                     negatives: a sentence of another article of the same topic
 bbc-headline         C, 2    pair   headline + sentence: is the sentence from that headline's article?
                                     negatives from articles of the same topic (QNLI-like)
-bbc-acceptability    C, 2    single a sentence, original or minimally corrupted (adjacent words swapped,
-                                    a word dropped or repeated); Matthews correlation (CoLA-like)
+bbc-acceptability    C, 2    single a sentence, original or made ungrammatical by one edit (a function word
+                                    moved past its neighbour, a word repeated, a verb's number changed);
+                                    Matthews correlation (CoLA-like)
 bbc-truecase         SL, 2   single lower-cased words; tag each word capitalised-in-the-original or not;
                                     sentence-initial words are not scored (mostly proper nouns remain)
 bbc-punct            SL, 4   single a paragraph without punctuation; tag each word with the punctuation
@@ -33,7 +34,7 @@ bbc-continuation     MC, 4   pair   a sentence and four candidate next sentences
                                     (SWAG's role: pick the continuation; "BERT and PALs", Appendix B)
 bbc-paraphrase       C, 2    pair   a sentence and a copy with one word dropped: equivalent, or with a name or
                                     number also changed to another of its topic: not equivalent (MRPC-like;
-                                    F1 and accuracy; the facts are what a word-overlap count cannot see)
+                                    F1 and accuracy; the changed fact is a word on one side only)
 bbc-entailment       C, 2    pair   two consecutive sentences and a statement: one of them with a word dropped
                                     (entailment), or with a fact changed, or a sentence of the same article
                                     from outside the two (not entailment) (RTE-like)
@@ -46,7 +47,7 @@ bbc-similarity       R, 0-4  pair   two sentences graded by where the second com
 
 Sentences are split with a rule for news prose (a ``.``, ``!`` or ``?`` followed by a space and an upper-case
 letter or a quote, not after common abbreviations); words are runs of letters/digits with inner
-apostrophes, hyphens or dots, and single punctuation marks.
+apostrophes, hyphens or dots, numbers with thousands separators ("464,000"), and single punctuation marks.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ SPLIT_FRACTIONS = (0.70, 0.15, 0.15)
 
 _ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "prof", "st", "no", "vs", "inc", "ltd", "co", "corp", "jr", "sr", "gen", "gov", "sen", "rep", "u.s", "u.k"}
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])")
-WORD_RE = re.compile(r"[A-Za-z0-9\u00c0-\u024f]+(?:[-'.\u2019][A-Za-z0-9\u00c0-\u024f]+)*|[^\sA-Za-z0-9]")
+WORD_RE = re.compile(r"[A-Za-z0-9\u00c0-\u024f]+(?:(?:[-'.\u2019]|(?<=[0-9]),(?=[0-9]{3}))[A-Za-z0-9\u00c0-\u024f]+)*|[^\sA-Za-z0-9]")
 BLANK = "_____"
 
 
@@ -186,23 +187,48 @@ def same_label_pairs(labels: np.ndarray, rng: np.random.Generator) -> tuple[np.n
     return first, second, same
 
 
+#: words that :func:`corrupt_sentence` moves past their neighbour: determiners, prepositions, auxiliaries
+#: ("in the city" -> "the in city"); lower-case only, so names such as "Will" are never taken for them
+FUNCTION_WORDS = frozenset(
+    "the a an of in on at to for with from by into is are was were has have had will would can could should "
+    "their his its our this these those".split()
+)
+#: agreement pairs (:func:`corrupt_sentence`'s "agreement" edit): each word and its other number
+AGREEMENT = {a: b for x, y in (("is", "are"), ("was", "were"), ("has", "have"), ("does", "do"), ("this", "these"),
+                               ("isn't", "aren't"), ("wasn't", "weren't"), ("hasn't", "haven't"), ("doesn't", "don't"))
+             for a, b in ((x, y), (y, x))}
+CORRUPTIONS = ("swap", "repeat", "agreement")
+
+
 def corrupt_sentence(tokens: list[str], rng: np.random.Generator) -> tuple[list[str], str]:
-    """One minimal corruption of a tokenised sentence: swap two adjacent words, drop one, or repeat one."""
+    """One one-word edit that makes a news sentence ungrammatical (CoLA's role, :func:`build_bbc_acceptability`):
+
+    - ``swap``: a function word (:data:`FUNCTION_WORDS`) trades places with the word after it ("rose in the
+      year" -> "rose the in year");
+    - ``repeat``: a word is written twice ("the the");
+    - ``agreement``: a verb or demonstrative takes the other number (:data:`AGREEMENT`: "profits were" ->
+      "profits was").
+
+    Dropping a word or swapping two content words, the first version's edits, leave many sentences grammatical
+    ("rose sharply" -> "rose"), so half of their "unacceptable" labels were wrong and no model learned the task.
+    The kind is drawn uniformly; a kind the sentence has no place for falls back to the next in
+    :data:`CORRUPTIONS` (``repeat`` always applies)."""
     word_positions = [i for i, t in enumerate(tokens) if is_word(t)]
-    kind = ("swap", "drop", "repeat")[rng.integers(3)]
+    places = {
+        "swap": [i for i in range(len(tokens) - 1) if tokens[i] in FUNCTION_WORDS and is_word(tokens[i + 1])
+                 and tokens[i + 1].lower() not in FUNCTION_WORDS],
+        "agreement": [i for i, t in enumerate(tokens) if t in AGREEMENT],
+        "repeat": word_positions,
+    }
+    k = int(rng.integers(len(CORRUPTIONS)))
+    kind = next(c for c in CORRUPTIONS[k:] + CORRUPTIONS[:k] if places[c])
+    i = places[kind][rng.integers(len(places[kind]))]
     out = list(tokens)
     if kind == "swap":
-        pairs = [i for i in range(len(out) - 1) if is_word(out[i]) and is_word(out[i + 1]) and out[i].lower() != out[i + 1].lower()]
-        if not pairs:
-            kind = "repeat"
-        else:
-            i = pairs[rng.integers(len(pairs))]
-            out[i], out[i + 1] = out[i + 1], out[i]
-    if kind == "drop":
-        i = word_positions[rng.integers(len(word_positions))]
-        del out[i]
-    if kind == "repeat":
-        i = word_positions[rng.integers(len(word_positions))]
+        out[i], out[i + 1] = out[i + 1], out[i]
+    elif kind == "agreement":
+        out[i] = AGREEMENT[out[i]]
+    else:
         out.insert(i + 1, out[i])
     return out, kind
 
@@ -329,10 +355,13 @@ def sentences_of(part: pd.DataFrame, rng, per_article: int, min_words: int = 5, 
             yield art, i, s
 
 
-def build_bbc_acceptability(seed: int, per_article: int = 4):
+def build_bbc_acceptability(seed: int, per_article: int = 4, max_words: int = 15):
+    """CoLA's role: a sentence of ``max_words`` words or fewer (CoLA's are short: one edit is then a larger share
+    of the sentence), as written (label 1) or with one :func:`corrupt_sentence` edit (label 0), each half of
+    the time; the kind of edit is kept in a ``corruption`` column."""
     def one(part, rng):
         rows = []
-        for art, i, sentence in sentences_of(part, rng, per_article):
+        for art, i, sentence in sentences_of(part, rng, per_article, max_words=max_words):
             tokens = words(sentence)
             if rng.random() < 0.5:
                 rows.append({"id": f"{art.doc_id}#{i}", "text": detokenize(tokens), "label": 1, "corruption": "none"})
@@ -462,9 +491,8 @@ def is_fact(tokens: list[str], i: int) -> bool:
     """Does token ``i`` state a checkable fact: a number, or a name (a capitalised word of three or more letters
     that is not the sentence's first word, a title such as "Mr", or a capitalised function word)?"""
     t = tokens[i]
-    if any(ch.isdigit() for ch in t):  # not a piece of a number written with thousands separators ("464,000")
-        split = (i >= 2 and tokens[i - 1] == "," and tokens[i - 2][-1:].isdigit()) or (i + 2 < len(tokens) and tokens[i + 1] == "," and tokens[i + 2][:1].isdigit())
-        return is_word(t) and not split
+    if any(ch.isdigit() for ch in t):  # "464,000" is one token (:data:`WORD_RE`)
+        return is_word(t)
     return (i > 0 and t[:1].isupper() and t.isalpha() and len(t) >= 3 and t.lower() not in _ABBREVIATIONS
             and t.lower() not in _STOPWORDS and tokens[i - 1] not in {".", "!", "?", '"', "'", ":"})
 
@@ -486,8 +514,9 @@ def fact_pools(part: pd.DataFrame) -> dict[str, tuple[list[str], list[str]]]:
 
 
 def drop_word(tokens: list[str], rng) -> list[str] | None:
-    """``tokens`` without one lower-case word of three or more letters that is neither a fact nor a negation
-    (a small edit that keeps what the sentence states); ``None`` when there is no such word."""
+    """``tokens`` without one lower-case word of three or more letters that is neither a fact nor a negation:
+    a small edit that keeps the sentence's names, numbers and polarity (not always all it says: dropping
+    "rose" or "sharply" changes that); ``None`` when there is no such word."""
     positions = [i for i, t in enumerate(tokens) if t.isalpha() and t.islower() and len(t) >= 3 and t not in _NEGATIONS]
     if not positions:
         return None
@@ -543,12 +572,12 @@ def build_bbc_paraphrase(seed: int, per_article: int = 4):
 
 
 def build_bbc_entailment(seed: int, per_article: int = 3, window: int = 2):
-    """RTE's role. ``text`` (the premise) ``window`` consecutive sentences of an article (two: premise and
-    hypothesis fit in 128 tokens); ``text_pair`` (the
-    hypothesis) one of them with a word dropped (:func:`drop_word`; label 0, *entailment*), or (label 1, *not
-    entailment*) one of them with a word dropped and a fact changed (:func:`swap_fact`) or a sentence of the
-    same article from outside the window with a word dropped (the same subject and names, but not stated by
-    the premise), each half of the negatives (from outside also when the sentence has no fact to change)."""
+    """RTE's role. ``text`` (the premise): ``window`` consecutive sentences of an article (two, so that premise
+    and hypothesis fit in 128 tokens). ``text_pair`` (the hypothesis): one of them with a word dropped
+    (:func:`drop_word`; label 0, *entailment*), or, for label 1 (*not entailment*), either one of them with a
+    word dropped and a fact changed (:func:`swap_fact`) or a sentence of the same article from outside the
+    window with a word dropped (the same subject and names, but not stated by the premise), each for half of
+    the negatives (from outside also when the sentence has no fact to change)."""
     def one(part, rng):
         pools = fact_pools(part)
         rows = []
@@ -559,16 +588,17 @@ def build_bbc_entailment(seed: int, per_article: int = 3, window: int = 2):
             for start in rng.permutation(len(sents) - window + 1)[:per_article]:
                 inside = list(range(start, start + window))
                 entailed = bool(rng.random() < 0.5)
-                j = inside[rng.integers(window)]
-                hypothesis = drop_word(words(sents[j]), rng)
+                def dropped(choices):
+                    k = choices[rng.integers(len(choices))]
+                    return k, drop_word(words(sents[k]), rng)
+
+                j, hypothesis = dropped(inside)
                 if not entailed:
                     changed = swap_fact(hypothesis, pools[art.topic], rng) if hypothesis is not None and rng.random() < 0.5 else None
                     if changed is not None:
                         hypothesis = changed
                     else:
-                        outside = [k for k in range(len(sents)) if k not in inside]
-                        j = outside[rng.integers(len(outside))]
-                        hypothesis = drop_word(words(sents[j]), rng)
+                        j, hypothesis = dropped([k for k in range(len(sents)) if k not in inside])
                 if hypothesis is None:
                     continue
                 rows.append({"id": f"{art.doc_id}#{start}|{art.doc_id}#{j}",
@@ -626,9 +656,8 @@ def build_bbc_similarity(seed: int, per_article: int = 3, far: int = 3):
                         continue
                     j_id, other = f"{art.doc_id}#{i}", detokenize(edited)
                 elif level in (3, 2):
-                    near = [k for k in (i - 1, i + 1) if 0 <= k < len(sents)]
-                    away = [k for k in range(len(sents)) if abs(k - i) >= far]
-                    choices = near if level == 3 else away
+                    choices = ([k for k in (i - 1, i + 1) if 0 <= k < len(sents)] if level == 3
+                               else [k for k in range(len(sents)) if abs(k - i) >= far])
                     if not choices:
                         continue
                     j = choices[rng.integers(len(choices))]

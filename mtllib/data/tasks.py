@@ -77,7 +77,7 @@ _OFFLINE = [
     _c("tweet-pair", _SAME, "pair", "Two tweets: same sentiment or not (the AG-Pair construction).", stands_in_for="a hard pair task (AG-Pair on tweets)"),
     _c("bbc-next", ("not-next", "next"), "pair", "Does sentence B directly follow sentence A in the same article?", stands_in_for="MNLI (sentence-pair inference)"),
     _c("bbc-headline", ("other-article", "same-article"), "pair", "Is the sentence from this headline's article?", stands_in_for="QNLI"),
-    _c("bbc-acceptability", ("unacceptable", "acceptable"), "single", "Original sentence or a minimal corruption of it.", ("mcc", "accuracy"), stands_in_for="CoLA"),
+    _c("bbc-acceptability", ("unacceptable", "acceptable"), "single", "A news sentence as written, or made ungrammatical by one edit (a function word moved, a word repeated, a verb's number changed).", ("mcc", "accuracy"), stands_in_for="CoLA"),
     _c("bbc-truecase", ("lower", "capitalised"), "single", "Tag each lower-cased word: capitalised in the original or not.", ("word_f1",), stands_in_for="sequence labelling (NER-like)", kind="sequence_labelling"),
     _c("bbc-punct", off.PUNCT_TAGS, "single", "Tag each word with the punctuation that followed it.", ("word_f1",), stands_in_for="sequence labelling", kind="sequence_labelling"),
     _c("bbc-cloze", (), "pair", "Headline with a blank; find the blanked name or word in the body paragraph.", ("exact_match", "squad_f1"), main="squad_f1", stands_in_for="SQuAD / MRQA", kind="span_qa"),

@@ -43,3 +43,13 @@ def table7_effect(variant: str) -> float:
     if variant not in TABLE7.index:
         raise KeyError(f"Table 7 has no row {variant!r}; rows: {', '.join(TABLE7.index)}")
     return round(float(TABLE7.loc[variant, "average"] - TABLE7.loc["MTL", "average"]), 2)
+
+#: the GLUE tasks' training-set sizes (GLUE benchmark paper, Wang et al. 2019, Table 1; WNLI left out), against
+#: which the GLUE-like chapter states the span of its own sizes
+GLUE_TRAIN_SIZES = {"cola": 8_500, "sst2": 67_000, "mrpc": 3_700, "stsb": 7_000, "qqp": 364_000, "mnli": 393_000,
+                    "qnli": 105_000, "rte": 2_500}
+#: Sec. 6.3: "the four small datasets" on which IAT gains "in most cases", CoLA the most
+SMALL_GLUE = ("cola", "mrpc", "rte", "stsb")
+#: the multi-task table of each sampling schedule: Table 5 (annealed, the paper's main setting) and Table 12
+#: (proportional), with the average gain Sec. 6.3 and Appendix F quote for it
+TABLES_BY_SAMPLER = {"annealed": ("Table 5", TABLE5, AVERAGE_GAIN_TABLE5), "proportional": ("Table 12", TABLE12, AVERAGE_GAIN_TABLE12)}

@@ -45,16 +45,44 @@ def test_truecase_and_punct_examples():
     assert [off.PUNCT_TAGS[t] for t in tags] == ["comma", "period", "none", "question/exclamation", "question/exclamation"]
 
 
-def test_corruptions_change_the_sentence_minimally():
-    tokens = off.words("The firm said profits rose sharply this year.")
+def test_each_corruption_is_the_one_word_edit_it_names():
+    tokens = off.words("The firm said profits were rising in the year.")
     rng = np.random.default_rng(0)
     kinds = set()
-    for _ in range(30):
-        corrupted, kind = off.corrupt_sentence(tokens, rng)
+    for _ in range(60):
+        out, kind = off.corrupt_sentence(tokens, rng)
         kinds.add(kind)
-        assert corrupted != tokens
-        assert abs(len(corrupted) - len(tokens)) <= 1 and set(corrupted) <= set(tokens)
-    assert kinds == {"swap", "drop", "repeat"}
+        if kind == "repeat":  # one word written twice in a row
+            i = next(k for k in range(len(tokens)) if out[k] != tokens[k]) if out[:len(tokens)] != tokens else len(tokens) - 1
+            assert out[:i] + out[i + 1:] == tokens and out[i] == out[i - 1]
+        elif kind == "swap":  # a function word and the word after it trade places
+            diff = [k for k in range(len(tokens)) if out[k] != tokens[k]]
+            assert len(out) == len(tokens) and len(diff) == 2 and diff[1] == diff[0] + 1
+            assert tokens[diff[0]] in off.FUNCTION_WORDS and out[diff[1]] == tokens[diff[0]] and out[diff[0]] == tokens[diff[1]]
+        else:  # one word takes the other number
+            diff = [k for k in range(len(tokens)) if out[k] != tokens[k]]
+            assert kind == "agreement" and len(out) == len(tokens) and len(diff) == 1
+            assert (tokens[diff[0]], out[diff[0]]) in {("were", "was")}
+    assert kinds == set(off.CORRUPTIONS)
+
+
+def test_a_corruption_the_sentence_has_no_place_for_falls_back_to_repeat():
+    tokens = off.words("Markets rallied strongly yesterday.")  # no function word before a word, no agreement word
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        out, kind = off.corrupt_sentence(tokens, rng)
+        assert kind == "repeat" and len(out) == len(tokens) + 1
+
+
+def test_agreement_pairs_go_both_ways():
+    assert all(off.AGREEMENT[off.AGREEMENT[w]] == w and off.AGREEMENT[w] != w for w in off.AGREEMENT)
+    assert off.AGREEMENT["is"] == "are" and off.AGREEMENT["doesn't"] == "don't"
+
+
+def test_numbers_with_thousands_separators_are_one_word():
+    assert off.words("It cost 464,000 pounds, or 1,250.5m, in 2004, 12 said.") == [
+        "It", "cost", "464,000", "pounds", ",", "or", "1,250.5m", ",", "in", "2004", ",", "12", "said", "."]
+    assert off.detokenize(off.words("Sales of 1,500,000 units, up 3.5%.")) == "Sales of 1,500,000 units, up 3.5%."
 
 
 def test_cloze_blanks_a_headline_name_found_in_the_body():

@@ -231,6 +231,10 @@ def test_readings_by_hand():
     assert avg.loc[0, "MTL"] == 55 and avg.loc[1, "IAT"] == 59.5
     # mean over seeds: a 52 -> 53.5 (improved), b 61 -> 61.5 (improved), c 70 -> 40 (not)
     assert exp.tasks_improved(scores, ["a", "b", "c"]).to_dict() == {"IAT": 2}
+    gains = exp.gains_by_seed(scores, ["b", "a"], "IAT")  # IAT minus MTL of the same seed, in the order asked
+    assert list(gains.columns) == ["b", "a"] and gains.loc[0].to_dict() == {"b": -1, "a": 2} and gains.loc[1].to_dict() == {"b": 2, "a": 1}
+    with pytest.raises(KeyError, match="random"):
+        exp.gains_by_seed(scores, ["a"], "random")
     m = {"a": torch.tensor([[True, True], [False, False]]), "b": torch.tensor([[True, False], [True, False]]),
          "c": torch.tensor([[False, False], [True, True]])}
     # a-b share 1 of 2, a-c 0 of 2, b-c 1 of 2
