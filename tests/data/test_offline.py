@@ -79,6 +79,24 @@ def test_agreement_pairs_go_both_ways():
     assert off.AGREEMENT["is"] == "are" and off.AGREEMENT["doesn't"] == "don't"
 
 
+def test_acceptability_rows_are_short_sentences_and_the_named_edit_of_them():
+    frames = load_frames("bbc-acceptability")
+    train = frames["train"]
+    assert set(train.corruption) == {"none", *off.CORRUPTIONS}
+    assert (train.label == (train.corruption == "none")).all()
+    articles = off.bbc_articles(0).set_index("doc_id").sentences
+    for row in train.itertuples():  # each row is its article's sentence of <= 15 words, as written or edited once
+        doc, i = row.id.split("#")
+        source = articles[doc][int(i)]
+        assert len(source.split()) <= 15
+        tokens = off.words(source)
+        if row.corruption == "none":
+            assert row.text == off.detokenize(tokens)
+        else:
+            assert row.text != off.detokenize(tokens) and abs(len(off.words(row.text)) - len(tokens)) <= 1
+    assert 0.45 < train.label.mean() < 0.55
+
+
 def test_numbers_with_thousands_separators_are_one_word():
     assert off.words("It cost 464,000 pounds, or 1,250.5m, in 2004, 12 said.") == [
         "It", "cost", "464,000", "pounds", ",", "or", "1,250.5m", ",", "in", "2004", ",", "12", "said", "."]
@@ -144,10 +162,10 @@ def test_continuation_offers_the_next_sentence_among_three_of_other_same_topic_a
     assert sorted(shares.index) == [0, 1, 2, 3] and (abs(shares - 0.25) < 0.03).all()
 
 
-def test_facts_are_numbers_and_names_but_not_titles_first_words_or_pieces_of_numbers():
+def test_facts_are_numbers_and_names_but_not_titles_or_first_words():
     tokens = off.words("Shares in Time Warner rose 8% to $1.13bn, Mr Smith said on 464,000 trades.")
     facts = [t for i, t in enumerate(tokens) if off.is_fact(tokens, i)]
-    assert facts == ["Time", "Warner", "8", "1.13bn", "Smith"]  # not "Shares" (first), "Mr" (a title), nor 464 / 000
+    assert facts == ["Time", "Warner", "8", "1.13bn", "Smith", "464,000"]  # not "Shares" (first) nor "Mr" (a title)
 
 
 def test_a_dropped_word_is_a_lower_case_word_and_never_a_fact_or_a_negation():

@@ -28,3 +28,19 @@ def test_table_7_effects():
 def test_table_13_bert_base_gains():
     t = paper.TABLE13_BERT_BASE
     assert (t.IAT - t.MTL).round(1).tolist() == [0.8, 0.8]
+
+
+def test_glue_sizes_span_what_the_issue_and_chapter_quote():
+    """GLUE's training sets run from RTE's 2.5k to MNLI's 393k examples (about 157x, "about 158x" in the issue);
+    the small four of Sec. 6.3 are the four smallest of the eight."""
+    sizes = paper.GLUE_TRAIN_SIZES
+    assert min(sizes, key=sizes.get) == "rte" and max(sizes, key=sizes.get) == "mnli"
+    assert round(max(sizes.values()) / min(sizes.values())) == 157
+    assert set(sorted(sizes, key=sizes.get)[:4]) == set(paper.SMALL_GLUE)
+
+
+def test_each_schedule_names_its_table_and_gain():
+    name, table, gain = paper.TABLES_BY_SAMPLER["annealed"]
+    assert name == "Table 5" and table is paper.TABLE5 and gain == paper.AVERAGE_GAIN_TABLE5
+    name, table, gain = paper.TABLES_BY_SAMPLER["proportional"]
+    assert name == "Table 12" and table is paper.TABLE12 and gain == paper.AVERAGE_GAIN_TABLE12
