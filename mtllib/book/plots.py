@@ -60,6 +60,7 @@ def heatmap(ax, table: pd.DataFrame, vmin: float | None = None, vmax: float | No
 def seeds_with_ci(ax, per_seed: pd.DataFrame, paper: pd.Series | None = None, ylabel: str = "", zero_line: bool = True):
     """One column per item (``per_seed``: rows = seeds, columns = items): every seed's value as a dot, the
     mean with its 95% t-interval as a bar, and the paper's value as a red diamond."""
+    paper_labelled = False
     for k, item in enumerate(per_seed.columns):
         values = per_seed[item].dropna().to_numpy(dtype=float)
         jitter = np.linspace(-0.12, 0.12, len(values)) if len(values) > 1 else np.zeros(len(values))
@@ -69,7 +70,8 @@ def seeds_with_ci(ax, per_seed: pd.DataFrame, paper: pd.Series | None = None, yl
             err = None if not np.isfinite(ci.half_width) else [[ci.mean - ci.low], [ci.high - ci.mean]]
             ax.errorbar(k + 0.28, ci.mean, yerr=err, fmt="o", color="C0", capsize=4, zorder=4, label="mean, 95% CI" if k == 0 else None)
         if paper is not None and item in paper.index and np.isfinite(paper[item]):
-            ax.scatter(k + 0.28, paper[item], marker="D", color="C3", s=30, zorder=5, label="paper" if k == 0 else None)
+            ax.scatter(k + 0.28, paper[item], marker="D", color="C3", s=30, zorder=5, label=None if paper_labelled else "paper")
+            paper_labelled = True
     if zero_line:
         ax.axhline(0, color="0.6", lw=0.8)
     ax.set_xticks(range(per_seed.shape[1]), [str(c) for c in per_seed.columns], rotation=20, ha="right")

@@ -41,6 +41,14 @@ def test_seeds_with_ci_draws_every_seed_and_the_t_interval():
     plt.close(fig)
 
 
+def test_the_paper_is_in_the_legend_when_only_a_later_item_has_a_paper_value():
+    fig, ax = plt.subplots()
+    plots.seeds_with_ci(ax, pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0], "c": [0.0, 1.0]}), paper=pd.Series({"b": 2.0, "c": 1.0}))
+    labels = ax.get_legend_handles_labels()[1]
+    assert labels.count("paper") == 1 and "one seed" in labels
+    plt.close(fig)
+
+
 def test_glue_figure_stores_the_figure_and_closes_it():
     fig, _ = plt.subplots()
     glued = {}
