@@ -68,7 +68,10 @@ def majority_predictions(task, train_labels, references):
 
 
 def majority_score(task, train_labels, references) -> float:
-    """The main metric of the majority-class baseline on ``references`` (percent; 0 where undefined)."""
+    """The main metric of the majority-class baseline on ``references`` (percent; 0 where undefined, as the
+    correlation of a regression task's constant prediction is: it is not computed, so scipy does not warn)."""
+    if task.kind == "regression" and task.main_metric in ("pearson", "spearman"):
+        return 0.0
     value = metric_fns.compute([task.main_metric], majority_predictions(task, train_labels, references), references)[task.main_metric]
     return 0.0 if not math.isfinite(value) else value
 

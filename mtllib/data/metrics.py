@@ -42,21 +42,12 @@ def mcc(predictions, references) -> float:
     return float(skm.matthews_corrcoef(references, predictions))
 
 
-def _correlation(fn, predictions, references) -> float:
-    """``fn``'s coefficient, or 0 where one side is constant (the coefficient is undefined there: a constant
-    prediction, such as a regression task's majority baseline, ranks nothing; MCC scores it 0 likewise)."""
-    p, r = np.asarray(predictions, float), np.asarray(references, float)
-    if p.size < 2 or np.ptp(p) == 0 or np.ptp(r) == 0:
-        return 0.0
-    return float(fn(p, r).statistic)
-
-
 def pearson(predictions, references) -> float:
-    return _correlation(stats.pearsonr, predictions, references)
+    return float(stats.pearsonr(np.asarray(predictions, float), np.asarray(references, float)).statistic)
 
 
 def spearman(predictions, references) -> float:
-    return _correlation(stats.spearmanr, predictions, references)
+    return float(stats.spearmanr(np.asarray(predictions, float), np.asarray(references, float)).statistic)
 
 
 def entity_f1(predictions: Sequence[Sequence[str]], references: Sequence[Sequence[str]]) -> float:

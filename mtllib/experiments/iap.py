@@ -116,7 +116,8 @@ def run_experiment(
     from mtllib.analysis.importance import num_pruned, select_heads
     from mtllib.modeling.multitask import MultiTaskModel
     from mtllib.runtime import seed_everything
-    from mtllib.training.cache import cached_recipe_key, cached_result, train_cached
+    from mtllib.training.cache import cached_result, recipe_key, train_cached
+    from mtllib.training.cache import enabled as cache_enabled
     from mtllib.training.trainer import TrainConfig, task_importance
     from mtllib.data.features import prepare
 
@@ -129,7 +130,7 @@ def run_experiment(
     config = dataclasses.replace(train_config or TrainConfig(), seed=seed)
     seed_everything(seed)
     model = MultiTaskModel.from_pretrained(model_name, [data[n].task.spec() for n in task_names])
-    model_key = cached_recipe_key(model, data, config)
+    model_key = recipe_key(model, data, config) if config.checkpoint_dir is None and cache_enabled() else None
     key = analysis_key(model_key, data, alpha, n_random, importance_batches)
     result, seconds, _ = train_cached(model, data, config, progress=progress, key=model_key)
     gate = gate_of(result, data, config)

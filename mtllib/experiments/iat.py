@@ -108,6 +108,19 @@ def _relabel(path: Path, config) -> None:
     _save(path, payload)
 
 
+def _cache_get(key: str, log):
+    from mtllib.training import cache
+
+    if not cache.enabled():
+        return None
+    try:
+        return cache.load(key)
+    except cache.CorruptEntry as err:
+        log(f"model cache: {err}; rebuilding it")
+        shutil.rmtree(cache.cache_dir() / key, ignore_errors=True)
+        return None
+
+
 def _cache_put(key: str, model, result, seconds: float) -> None:
     from mtllib.training import cache
 
@@ -129,7 +142,7 @@ def train_variants(model_name: str, task_names: list[str], seed: int, variants: 
     :func:`mtllib.experiments.iap.run_experiment` builds them, so the baseline shares its cache entry."""
     from mtllib.modeling.multitask import MultiTaskModel
     from mtllib.runtime import pick_device, seed_everything
-    from mtllib.training import cache
+    from mtllib.training.cache import recipe_key
     from mtllib.training.trainer import TrainResult, _save, train
 
     configs = variant_configs(dataclasses.replace(config, seed=seed), variants)
@@ -143,7 +156,7 @@ def train_variants(model_name: str, task_names: list[str], seed: int, variants: 
 
     seed_everything(seed)
     fresh = MultiTaskModel.from_pretrained(model_name, [data[n].task.spec() for n in task_names])
-    keys = {name: cache.recipe_key(fresh, data, cfg) for name, cfg in configs.items()}
+    keys = {name: recipe_key(fresh, data, cfg) for name, cfg in configs.items()}
     device = pick_device(config.device)
 
     def from_entry(name, entry):
@@ -154,7 +167,7 @@ def train_variants(model_name: str, task_names: list[str], seed: int, variants: 
         model.freeze_encoder(configs[name].freeze_encoder)
         return VariantRun(name, iats[name], model, TrainResult(**fields), seconds, True, None if name == BASELINE else starts[name])
 
-    runs = {name: from_entry(name, e) for name in configs if (e := cache.lookup(keys[name], log)) is not None}
+    runs = {name: from_entry(name, e) for name in configs if (e := _cache_get(keys[name], log)) is not None}
     if len(runs) == len(configs):
         return {name: runs[name] for name in configs}
 
@@ -164,7 +177,7 @@ def train_variants(model_name: str, task_names: list[str], seed: int, variants: 
         tmp = Path(tmp)
         snapshots = {}
         for b in list(points):  # a branch checkpoint kept in the cache spares the baseline's first (1 - delta) T steps
-            entry = cache.lookup(_snapshot_key(keys[BASELINE], b), log)
+            entry = _cache_get(_snapshot_key(keys[BASELINE], b), log)
             if entry is not None:
                 folder = tmp / f"step-{b}"
                 folder.mkdir()

@@ -69,17 +69,6 @@ def recipe_key(model, data: dict, config) -> str:
     return digest("trained-model/1", model.config.to_dict(), getattr(model, "pooling", None), tensor_digest(model.state_dict()), tasks, settings, source_digest(TRAINING_CODE, exclude=DATA_BUILDERS))
 
 
-def uses_cache(config) -> bool:
-    """Does :func:`train_cached` use the cache for ``config``? Not when the cache is off, nor for a run that
-    writes its own checkpoints."""
-    return config.checkpoint_dir is None and enabled()
-
-
-def cached_recipe_key(model, data: dict, config) -> str | None:
-    """:func:`recipe_key` where :func:`train_cached` uses the cache (:func:`uses_cache`), else ``None``."""
-    return recipe_key(model, data, config) if uses_cache(config) else None
-
-
 def scores_dir() -> Path:
     """The fine-tuning scores' folder, ``scores/`` under :func:`mtllib.runtime.cache_root`."""
     return cache_root() / "scores"
@@ -139,19 +128,6 @@ def store(key: str, state: dict, fields: dict, seconds: float) -> Path:
     return final
 
 
-def lookup(key: str, log=print):
-    """:func:`load`, for a caller that rebuilds what is missing: ``None`` when the cache is off, has no entry
-    under ``key``, or holds a corrupt one (reported with ``log`` and deleted)."""
-    if not enabled():
-        return None
-    try:
-        return load(key)
-    except CorruptEntry as err:
-        log(f"model cache: {err}; rebuilding it")
-        shutil.rmtree(cache_dir() / key, ignore_errors=True)
-        return None
-
-
 def train_cached(model, data: dict, config=None, progress: bool = True, log=print, key: str | None = None):
     """:func:`mtllib.training.trainer.train` through the cache: ``(result, seconds, hit)``. On a hit the
     model's weights are the cached ones and ``seconds`` is the training time of the run that made them.
@@ -160,12 +136,17 @@ def train_cached(model, data: dict, config=None, progress: bool = True, log=prin
 
     config = config or TrainConfig()
     config.validate()  # bad settings fail here, before any hashing or training
-    if not uses_cache(config):
+    if config.checkpoint_dir is not None or not enabled():
         start = time.perf_counter()
         result = train(model, data, config, progress=progress)
         return result, time.perf_counter() - start, False
     key = key or recipe_key(model, data, config)
-    entry = lookup(key, log)
+    try:
+        entry = load(key)
+    except CorruptEntry as err:
+        log(f"model cache: {err}; rebuilding it")
+        shutil.rmtree(cache_dir() / key, ignore_errors=True)
+        entry = None
     if entry is not None:
         state, fields, seconds = entry
         model.load_state_dict(state)

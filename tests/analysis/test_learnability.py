@@ -35,6 +35,13 @@ def test_majority_baseline_of_a_classification_task_by_hand():
     assert L.chance(task) == pytest.approx(100 / 3)
 
 
+def test_the_majority_baseline_of_a_correlation_scored_task_is_zero_without_a_warning(recwarn):
+    task = get_task("bbc-similarity")  # regression, Spearman: the baseline predicts the training mean everywhere
+    assert list(L.majority_predictions(task, [0.0, 4.0, 2.0], np.array([1.0, 3.0]))) == [2.0, 2.0]
+    assert L.majority_score(task, [0.0, 4.0, 2.0], np.array([1.0, 3.0, 0.0])) == 0.0
+    assert not [w for w in recwarn.list if "constant" in str(w.message).lower()]
+
+
 def test_majority_and_chance_of_a_multiple_choice_task_by_hand():
     task = get_task("bbc-continuation")  # four choices: the baseline always picks the most frequent right position
     assert L.majority_score(task, [1, 3, 3, 0, 3], np.array([3, 1, 2, 3])) == pytest.approx(50.0)

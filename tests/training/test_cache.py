@@ -102,28 +102,6 @@ def test_bad_settings_fail_before_anything_is_written(tokenizer, data):
     assert not cache.cache_dir().exists() or not any(cache.cache_dir().iterdir())
 
 
-def test_the_recipe_key_is_offered_only_where_the_cache_is_used(tokenizer, data, monkeypatch, tmp_path):
-    model = _model(tokenizer)
-    assert cache.uses_cache(CONFIG) and cache.cached_recipe_key(model, data, CONFIG) == cache.recipe_key(model, data, CONFIG)
-    own_checkpoints = dataclasses.replace(CONFIG, checkpoint_dir=str(tmp_path / "ckpt"))
-    assert not cache.uses_cache(own_checkpoints) and cache.cached_recipe_key(model, data, own_checkpoints) is None
-    monkeypatch.setenv("MTLLIB_MODEL_CACHE", "0")
-    assert not cache.uses_cache(CONFIG) and cache.cached_recipe_key(model, data, CONFIG) is None
-    assert cache.lookup(cache.recipe_key(model, data, CONFIG)) is None  # off: nothing is read
-
-
-def test_lookup_reports_and_deletes_a_corrupt_entry(tokenizer, data):
-    model = _model(tokenizer)
-    key = cache.recipe_key(model, data, CONFIG)
-    assert cache.lookup(key) is None  # absent
-    cache.train_cached(model, data, CONFIG, progress=False)
-    assert cache.lookup(key) is not None
-    (cache.cache_dir() / key / "model.pt").write_bytes(b"not a model")
-    messages = []
-    assert cache.lookup(key, log=messages.append) is None
-    assert "rebuilding" in messages[0] and not (cache.cache_dir() / key).exists()
-
-
 def test_the_cache_can_be_turned_off(tokenizer, data, monkeypatch):
     monkeypatch.setenv("MTLLIB_MODEL_CACHE", "0")
     _, _, hit = cache.train_cached(_model(tokenizer), data, CONFIG, progress=False)
