@@ -17,26 +17,22 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from mtllib.book import results
+from mtllib.book.chapter_run import ChapterRun
 from mtllib.book.tables import glue_function, mean_sd
 from mtllib.experiments import transferability as tr
 from mtllib.papers import task_transferability as paper
 
 
 @dataclass
-class Start:
-    """What :func:`start` set up for a target chapter: the schemes, the device, the two training recipes, the
-    prepared data and the clock the chapter's run time is read from."""
+class Start(ChapterRun):
+    """What :func:`start` set up for a target chapter: the schemes, the device, the two training recipes and the
+    prepared data, with the clock the chapter's run time is read from (``minutes()``)."""
 
     schemes: list[str]
     device: object
     pf_config: object
     ft_config: object
     data: dict
-    started: float
-
-    def minutes(self) -> float:
-        """Minutes since :func:`start` began."""
-        return (time.perf_counter() - self.started) / 60
 
 
 def start(params: dict, notebook: str, glue=None) -> Start:
@@ -66,7 +62,7 @@ def start(params: dict, notebook: str, glue=None) -> Start:
                        "n_schemes_pf": len(schemes) - 1, "max_train": p["max_train"], "epochs": p["epochs"]}.items():
         glue(key, str(value))
     print("device:", device, "| schemes:", len(schemes), "| targets:", ", ".join(p["targets"]), "| seeds:", p["seeds"])
-    return Start(schemes, device, pf_config, ft_config, data, started)
+    return Start(schemes=schemes, device=device, pf_config=pf_config, ft_config=ft_config, data=data, started=started)
 
 
 def prepare_data(model: str, groups: dict[str, list[str]], targets: list[str], max_length: int, max_train: int, max_eval: int,
