@@ -1,8 +1,8 @@
 """The IAP chapters of "Interpreting and Exploiting Functional Specialization in Multi-Head Attention under
-Multi-task Learning": 02 (dual-task IAP, Table 9), 03 (multi-task IAP, Table 3, Fig. 2-3), 04 (task similarity,
-Sec. 5.3) and 05 (input paradigm, Table 4). Each function here is one step of those notebooks that is more
-than a call: the opening (parameters checked, data prepared, the task table), the claims each chapter judges,
-and its figures. What a chapter computes stays in :mod:`mtllib.experiments.iap` and :mod:`mtllib.analysis`;
+Multi-task Learning": 02 (dual-task IAP, Sec. 6.1, Fig. 2, Table 9), 03 (multi-task IAP, Sec. 6.1, Table 3),
+04 (task similarity, Sec. 6.2, Fig. 3) and 05 (input paradigm, Sec. 6.2, Table 4). Each function here is one
+step of those notebooks that is more than a call: the opening (parameters checked, data prepared, the task
+table), the claims each chapter judges, and its figures. What a chapter computes stays in :mod:`mtllib.experiments.iap` and :mod:`mtllib.analysis`;
 this module lays it out for a page.
 
 ``glue``: :func:`myst_nb.glue` without display (the default) or a stand-in taking ``(key, value)``.
@@ -71,7 +71,7 @@ def task_table(data: dict, role: dict[str, str] | None = None) -> pd.DataFrame:
                          for n, d in data.items()}).T
 
 
-# --- chapter 02: dual-task IAP (Table 9) -------------------------------------------------------------------
+# --- chapter 02: dual-task IAP (Sec. 6.1, Table 9) ---------------------------------------------------------------
 def mean_d(rows: pd.DataFrame, keep) -> pd.Series:
     """Per seed: the mean pair score D (Eq. 7) over the pairs ``(A, B)`` in ``keep``."""
     rows = rows[[(a, b) in keep for a, b in zip(rows.A, rows.B)]]
@@ -80,7 +80,7 @@ def mean_d(rows: pd.DataFrame, keep) -> pd.Series:
 
 def dual_task_claims(verdict_rows: pd.DataFrame, verdict_pairs: list[tuple[str, str]], frozen_rows: pd.DataFrame | None,
                      frozen_gate: pd.DataFrame | None, glue=None) -> pd.DataFrame:
-    """Chapter 02's claims (Sec. 5.1, Table 9), on the pairs in the verdicts (both tasks learned in every
+    """Chapter 02's claims (Sec. 6.1, Table 9), on the pairs in the verdicts (both tasks learned in every
     model; ``verdict_rows`` their rows): D_A > 0 and D_B > 0 per pair, the average D > 0, pairs of different
     input paradigms dissociating more than pairs of the same (compared with BERT-base's Table 9 gap), and
     fine-tuning raising D over the frozen encoder (on the seeds run both ways, pairs also learned frozen;
@@ -163,9 +163,9 @@ def dual_grid_figure(tuned_rows: pd.DataFrame, frozen_rows: pd.DataFrame | None,
     return fig
 
 
-# --- chapter 03: multi-task IAP (Table 3, Fig. 2-3) ----------------------------------------------------------
+# --- chapter 03: multi-task IAP (Sec. 6.1, Table 3) --------------------------------------------------------------
 def multitask_claims(results: list, learned: list[str], role: dict[str, str], glue=None) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """Chapter 03's claims (Sec. 5.2, Table 3) on the ``learned`` tasks (at least two, else none): D_i > 0 per
+    """Chapter 03's claims (Sec. 6.1, Table 3) on the ``learned`` tasks (at least two, else none): D_i > 0 per
     task (Eq. 7) against the paper's value for its role, the average D > 0, and own-head pruning costing pair
     tasks more than single-input tasks (when both kinds were learned). Glues the claims table and its counts,
     ``own_lowest`` (how often a task scores lowest with its own heads pruned, k/n) and ``avg_d``. Returns the
@@ -210,8 +210,8 @@ def dissociation_figure(d_seed: pd.DataFrame | None, role: dict[str, str]):
 
 
 def importance_maps(result, tasks: list[str]):
-    """Fig. 2's analog for one model: each task's head importance (Eq. 4, scaled to its maximum; layers x
-    heads) with the heads IAP prunes for that task outlined."""
+    """One model's head importance per task (Eq. 4, scaled to its maximum; layers x heads) with the heads IAP
+    prunes for that task (the top alpha) outlined."""
     fig, axes = plt.subplots(2, 3, figsize=(7.5, 5.2), sharex=True, sharey=True)
     for ax, t in zip(axes.flat, tasks):
         imp = result.importance[t].numpy()
@@ -246,7 +246,8 @@ def pairwise_figure(results: list, learned: list[str]):
 
 
 def heads_per_layer_figure(results: list, tasks: list[str]):
-    """Fig. 3's analog: heads pruned per layer for each task (mean over the models) and their mean."""
+    """The important heads per layer for each task (mean over the models) and their mean (the analysis of
+    the paper's Fig. 4 and Appendix C)."""
     layers = pd.concat([dis.heads_per_layer(r.masks) for r in results]).groupby(level=0).mean()
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
     for t in tasks:
@@ -258,7 +259,7 @@ def heads_per_layer_figure(results: list, tasks: list[str]):
     return fig
 
 
-# --- chapter 04: task similarity (Sec. 5.3) ------------------------------------------------------------------
+# --- chapter 04: task similarity (Sec. 6.2, Fig. 3) --------------------------------------------------------------
 def similarity_heatmaps(tables: dict[str, pd.DataFrame]):
     """One annotated heat map per similarity measure (task x task; AHP's rows are sources, columns targets)."""
     fig, axes = plt.subplots(1, len(tables), figsize=(11, 3.8), squeeze=False)
@@ -270,7 +271,7 @@ def similarity_heatmaps(tables: dict[str, pd.DataFrame]):
 
 
 def similarity_scatter(tables: dict[str, pd.DataFrame], dissociation: pd.Series, verdict_pairs: list[str]):
-    """For each similarity measure, every task pair's similarity against its average D: filled for the pairs
+    """Fig. 3's analog: for each similarity measure, every task pair's similarity against its average D: filled for the pairs
     in the verdicts, open for a pair with a task not learned, each point labelled with its pair."""
     from mtllib.analysis import similarity as sim
 
@@ -290,7 +291,7 @@ def similarity_scatter(tables: dict[str, pd.DataFrame], dissociation: pd.Series,
     return fig
 
 
-# --- chapter 05: input paradigm (Table 4) --------------------------------------------------------------------
+# --- chapter 05: input paradigm (Sec. 6.2, Table 4) --------------------------------------------------------------
 def _per_seed(rows: pd.DataFrame, task: str, partner: str, column: str) -> pd.Series:
     return rows[(rows.A == task) & (rows.B == partner)].set_index("seed")[column]
 
@@ -306,7 +307,7 @@ def _paper_value(theirs: pd.DataFrame, role: dict[str, str], task: str, partner:
 
 def paradigm_claims(rows: pd.DataFrame, theirs: pd.DataFrame, judged: list[str], single_task: str, pair_version: str,
                     role: dict[str, str], margin: float, glue=None) -> pd.DataFrame:
-    """Chapter 05's claims (Sec. 5.4, Table 4), for each partner in ``judged`` (all three of its tasks learned in
+    """Chapter 05's claims (Sec. 6.2, Table 4), for each partner in ``judged`` (all three of its tasks learned in
     every model): the pair version of a task has the same D as the single-input version (an equivalence test
     within ``margin`` points), and the pair version loses more when its own heads are pruned (``drop_A``).
     ``rows``: the dual-task rows with ``drop_A``; ``theirs``: the paper's Table 4 indexed by (A, B) with
