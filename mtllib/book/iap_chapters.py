@@ -60,15 +60,18 @@ def start(params: dict, notebook: str, tasks: list[str]) -> Start:
 
 
 def task_table(data: dict, role: dict[str, str] | None = None) -> pd.DataFrame:
-    """One row per field, one column per prepared task: the paper's task it stands for (``role``, else
-    :data:`mtllib.papers.functional_specialization.PAPER_NAME`, else an em dash), its input paradigm, training
-    and test sizes, main metric, and the majority class's test score and chance level (percent, one decimal)."""
+    """One row per prepared task: the paper's task it stands for (``role``, else
+    :data:`mtllib.papers.functional_specialization.PAPER_NAME`, else an em dash), its input paradigm, then
+    :func:`mtllib.book.variants.data_table`'s columns (training and test sizes, main metric, the majority class's
+    test score) and the chance level (percent, one decimal)."""
+    from mtllib.book.variants import data_table
+
     role = role or {}
-    return pd.DataFrame({n: {"paper's task": role.get(n, paper.PAPER_NAME.get(n, stats.DASH)), "input": get_task(n).paradigm,
-                             "train": len(d.features["train"]), "test": len(d.features["test"]), "metric": get_task(n).main_metric,
-                             "majority class, test (%)": round(learnability.majority_for(d, "test"), 1),
-                             "chance (%)": round(learnability.chance(d.task), 1)}
-                         for n, d in data.items()}).T
+    table = data_table(data)
+    table.insert(0, "paper's task", [role.get(n, paper.PAPER_NAME.get(n, stats.DASH)) for n in table.index])
+    table.insert(1, "input", [get_task(n).paradigm for n in table.index])
+    table["chance (%)"] = [round(learnability.chance(data[n].task), 1) for n in table.index]
+    return table
 
 
 # --- chapter 02: dual-task IAP (Sec. 6.1, Table 9) ---------------------------------------------------------------

@@ -32,6 +32,7 @@ def small_data():
 def test_the_task_table_describes_each_prepared_task(small_data):
     table = chapter.task_table(small_data)
     assert list(table.index) == ["bbc-topic", "tweet-sentiment"]
+    assert list(table.columns) == ["paper's task", "input", "train", "test", "metric", "majority class, test (%)", "chance (%)"]
     assert table["paper's task"].tolist() == ["AG", "SST-2"]
     assert table["input"].tolist() == ["single", "single"]
     assert table["train"].tolist() == [20, 20] and table["test"].tolist() == [10, 10]
