@@ -2,14 +2,15 @@
 Multi-task Learning": 02 (dual-task IAP, Sec. 6.1, Fig. 2, Table 9), 03 (multi-task IAP, Sec. 6.1, Table 3),
 04 (task similarity, Sec. 6.2, Fig. 3) and 05 (input paradigm, Sec. 6.2, Table 4). Each function here is one
 step of those notebooks that is more than a call: the opening (parameters checked, data prepared, the task
-table), the claims each chapter judges, and its figures. What a chapter computes stays in :mod:`mtllib.experiments.iap` and :mod:`mtllib.analysis`;
-this module lays it out for a page.
+table), the claims each chapter judges, and its figures. What a chapter computes stays in
+:mod:`mtllib.experiments.iap` and :mod:`mtllib.analysis`; this module lays it out for a page.
 
 ``glue``: :func:`myst_nb.glue` without display (the default) or a stand-in taking ``(key, value)``.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ from mtllib.book import plots
 from mtllib.book.chapter_run import ChapterRun
 from mtllib.book.tables import glue_claims, glue_function
 from mtllib.data.tasks import get_task
+from mtllib.experiments import iap
 from mtllib.papers import functional_specialization as paper
 
 
@@ -178,8 +180,6 @@ def multitask_claims(results: list, learned: list[str], role: dict[str, str], gl
         for key in ("own_lowest", "avg_d"):
             glue(key, stats.DASH)
         return glue_claims([], "fewer than two tasks were learned in every seed", glue=glue), None
-    from mtllib.experiments import iap
-
     paper_d = dis.dissociation(paper.TABLE3.loc[paper.TASKS], paper.TABLE3.loc["Base"])
     d_seed = iap.dissociation_by_seed(results, learned)
     drop = iap.own_pruning_drop(results, learned)
@@ -214,8 +214,9 @@ def dissociation_figure(d_seed: pd.DataFrame | None, role: dict[str, str]):
 
 def importance_maps(result, tasks: list[str]):
     """One model's head importance per task (Eq. 4, scaled to its maximum; layers x heads) with the heads IAP
-    prunes for that task (the top alpha) outlined."""
-    fig, axes = plt.subplots(2, 3, figsize=(7.5, 5.2), sharex=True, sharey=True)
+    prunes for that task (the top alpha) outlined; three maps per row."""
+    rows = max(1, math.ceil(len(tasks) / 3))
+    fig, axes = plt.subplots(rows, 3, figsize=(7.5, 2.6 * rows), sharex=True, sharey=True, squeeze=False)
     for ax, t in zip(axes.flat, tasks):
         imp = result.importance[t].numpy()
         ax.imshow(imp / imp.max(), cmap="viridis", aspect="auto", vmin=0, vmax=1)

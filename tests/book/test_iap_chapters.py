@@ -176,6 +176,10 @@ def test_the_figures_lay_out_what_they_are_given():
     assert [ax.get_title() for ax in fig.axes[:5]] == list("abcde") and not fig.axes[5].axison
     assert len(fig.axes[0].collections[0].get_offsets()) == 2  # the two pruned heads outlined
     plt.close(fig)
+    seven = {t: torch.rand(2, 3) + 0.1 for t in "abcdefg"}
+    fig = chapter.importance_maps(SimpleNamespace(importance=seven, masks={t: result.masks["a"] for t in seven}), list("abcdefg"))
+    assert len(fig.axes) == 9 and [ax.get_title() for ax in fig.axes[:7]] == list("abcdefg")  # a third row, none dropped
+    plt.close(fig)
     tables = {name: pd.DataFrame([[1.0, 0.5], [0.5, 1.0]], index=["x", "y"], columns=["x", "y"]) for name in ("DSE", "CRA", "AHP")}
     fig = chapter.similarity_heatmaps(tables)
     assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["DSE", "CRA", "AHP (row: source, column: target)"]
