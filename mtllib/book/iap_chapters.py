@@ -76,6 +76,21 @@ def task_table(data: dict, role: dict[str, str] | None = None) -> pd.DataFrame:
     return table
 
 
+def _pair_column(rows: pd.DataFrame, task: str, partner: str, column: str) -> pd.Series:
+    """``column`` of the dual-task rows of the pair (``task``, ``partner``), indexed by seed."""
+    return rows[(rows.A == task) & (rows.B == partner)].set_index("seed")[column]
+
+
+def _version(task: str, partner: str) -> str:
+    """A figure's label for ``task`` as trained beside ``partner``."""
+    return f"{task}\n(with {partner})"
+
+
+def _paper_table3_d() -> pd.Series:
+    """D_i of each of the paper's tasks (Eq. 7) recomputed from its Table 3 (BERT-base)."""
+    return dis.dissociation(paper.TABLE3.loc[paper.TASKS], paper.TABLE3.loc["Base"])
+
+
 # --- chapter 02: dual-task IAP (Sec. 6.1, Table 9) ---------------------------------------------------------------
 def mean_d(rows: pd.DataFrame, keep) -> pd.Series:
     """Per seed: the mean pair score D (Eq. 7) over the pairs ``(A, B)`` in ``keep``."""
@@ -136,9 +151,9 @@ def dual_scores_figure(verdict_rows: pd.DataFrame, verdict_pairs: list[tuple[str
     Table 9 value beside (:func:`mtllib.book.plots.seeds_with_ci`)."""
     fig, ax = plt.subplots(figsize=(7, 3.6))
     if verdict_pairs:
-        per_seed = pd.DataFrame({f"{t}\n(with {o})": verdict_rows[(verdict_rows.A == a) & (verdict_rows.B == b)].set_index("seed")[f"D_{side}"]
+        per_seed = pd.DataFrame({_version(t, o): _pair_column(verdict_rows, a, b, f"D_{side}")
                                  for a, b in verdict_pairs for side, t, o in (("A", a, b), ("B", b, a))})
-        paper_values = pd.Series({f"{t}\n(with {o})": v for a, b in verdict_pairs
+        paper_values = pd.Series({_version(t, o): v for a, b in verdict_pairs
                                   for (t, o), v in zip(((a, b), (b, a)), paper.table9_pair(a, b))})
         plots.seeds_with_ci(ax, per_seed, paper_values, ylabel="dissociation score (%)")
         ax.set_title("D_A and D_B of each pair in the verdicts")
@@ -180,7 +195,7 @@ def multitask_claims(results: list, learned: list[str], role: dict[str, str], gl
         for key in ("own_lowest", "avg_d"):
             glue(key, stats.DASH)
         return glue_claims([], "fewer than two tasks were learned in every seed", glue=glue), None
-    paper_d = dis.dissociation(paper.TABLE3.loc[paper.TASKS], paper.TABLE3.loc["Base"])
+    paper_d = _paper_table3_d()
     d_seed = iap.dissociation_by_seed(results, learned)
     drop = iap.own_pruning_drop(results, learned)
     paper_drop = 100 * (1 - pd.Series({t: paper.TABLE3.loc[t, t] for t in paper.TASKS}) / paper.TABLE3.loc["Base"])
@@ -203,8 +218,7 @@ def dissociation_figure(d_seed: pd.DataFrame | None, role: dict[str, str]):
     the task's role (Table 3, BERT-base). ``d_seed`` None (fewer than two tasks learned): the panel says so."""
     fig, ax = plt.subplots(figsize=(7, 3.6))
     if d_seed is not None:
-        paper_d = dis.dissociation(paper.TABLE3.loc[paper.TASKS], paper.TABLE3.loc["Base"])
-        plots.seeds_with_ci(ax, d_seed, paper_d.rename(index={v: k for k, v in role.items()}), ylabel="$D_i$ (%)")
+        plots.seeds_with_ci(ax, d_seed, _paper_table3_d().rename(index={v: k for k, v in role.items()}), ylabel="$D_i$ (%)")
         ax.set_title("Dissociation score of each learned task")
     else:
         plots.nothing_to_show(ax, "fewer than two tasks were learned in every seed")
@@ -275,8 +289,8 @@ def similarity_heatmaps(tables: dict[str, pd.DataFrame]):
 
 
 def similarity_scatter(tables: dict[str, pd.DataFrame], dissociation: pd.Series, verdict_pairs: list[str]):
-    """Fig. 3's analog: for each similarity measure, every task pair's similarity against its average D: filled for the pairs
-    in the verdicts, open for a pair with a task not learned, each point labelled with its pair."""
+    """Fig. 3's analog: for each similarity measure, every task pair's similarity against its average D:
+    filled for the pairs in the verdicts, open for a pair with a task not learned, each point labelled."""
     from mtllib.analysis import similarity as sim
 
     fig, axes = plt.subplots(1, len(tables), figsize=(11, 3.8), sharey=True, squeeze=False)
@@ -296,14 +310,6 @@ def similarity_scatter(tables: dict[str, pd.DataFrame], dissociation: pd.Series,
 
 
 # --- chapter 05: input paradigm (Sec. 6.2, Table 4) --------------------------------------------------------------
-def _per_seed(rows: pd.DataFrame, task: str, partner: str, column: str) -> pd.Series:
-    return rows[(rows.A == task) & (rows.B == partner)].set_index("seed")[column]
-
-
-def _version(task: str, partner: str) -> str:
-    return f"{task}\n(with {partner})"
-
-
 def _paper_value(theirs: pd.DataFrame, role: dict[str, str], task: str, partner: str, column: str) -> float:
     key = (role[task], role[partner])
     return float(theirs.loc[key, column]) if key in theirs.index else np.nan
@@ -320,11 +326,11 @@ def paradigm_claims(rows: pd.DataFrame, theirs: pd.DataFrame, judged: list[str],
     glue = glue_function(glue)
     claims_rows = []
     for p in judged:
-        d_gap = (_per_seed(rows, pair_version, p, "D") - _per_seed(rows, single_task, p, "D")).dropna()
+        d_gap = (_pair_column(rows, pair_version, p, "D") - _pair_column(rows, single_task, p, "D")).dropna()
         paper_gap = _paper_value(theirs, role, pair_version, p, "D") - _paper_value(theirs, role, single_task, p, "D")
         claims_rows.append(stats.equivalence_row(f"same D with {p}: D({pair_version}) - D({single_task}), points", d_gap, margin,
                                                  paper_gap if np.isfinite(paper_gap) else None))
-        drop_gap = (_per_seed(rows, pair_version, p, "drop_A") - _per_seed(rows, single_task, p, "drop_A")).dropna()
+        drop_gap = (_pair_column(rows, pair_version, p, "drop_A") - _pair_column(rows, single_task, p, "drop_A")).dropna()
         paper_drop = _paper_value(theirs, role, pair_version, p, "drop_A") - _paper_value(theirs, role, single_task, p, "drop_A")
         if np.isfinite(paper_drop):
             claims_rows.append(stats.claim_row(f"{pair_version} drops more than {single_task} under own pruning, with {p} (points)", drop_gap, paper_drop))
@@ -344,7 +350,7 @@ def paradigm_figure(rows: pd.DataFrame, theirs: pd.DataFrame, judged: list[str],
     if judged:
         versions = [(t, p) for p in judged for t in (single_task, pair_version)]
         for ax, column, ylabel in ((axes[0], "D", "D of the pair (%)"), (axes[1], "drop_A", "own-pruning drop (%)")):
-            plots.seeds_with_ci(ax, pd.DataFrame({_version(t, p): _per_seed(rows, t, p, column) for t, p in versions}),
+            plots.seeds_with_ci(ax, pd.DataFrame({_version(t, p): _pair_column(rows, t, p, column) for t, p in versions}),
                                 pd.Series({_version(t, p): _paper_value(theirs, role, t, p, column) for t, p in versions}), ylabel=ylabel)
             ax.tick_params(axis="x", labelsize=8)
         axes[0].set_title("dissociation of the pair")
