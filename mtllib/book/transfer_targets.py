@@ -41,7 +41,8 @@ def start(params: dict, notebook: str, glue=None) -> Start:
     :func:`mtllib.experiments.transferability.check_design`) checked before any work; the device picked; the
     pre-finetuning and fine-tuning recipes (:class:`~mtllib.training.trainer.TrainConfig`, early stopping with
     ``patience`` as Appendix B.2 says); the data prepared (:func:`prepare_data`). Glues what the opening text
-    reads (``target_group``, ``targets``, ``n_seeds``, ``n_schemes_pf``, ``max_train``, ``epochs``) and prints
+    reads (``target_group``, ``targets``, ``n_seeds``, ``n_schemes_pf``, ``max_train`` as :func:`sizes_text`
+    writes it, ``epochs``) and prints
     a one-line summary. Progress bars and library warnings are silenced first
     (:func:`mtllib.runtime.quiet_notebook`): the page keeps no stderr."""
     from mtllib.book.params import check_parameters
@@ -59,23 +60,45 @@ def start(params: dict, notebook: str, glue=None) -> Start:
     pf_config, ft_config = TrainConfig(epochs=p["pf_epochs"], **common), TrainConfig(epochs=p["epochs"], **common)
     data = prepare_data(p["model"], p["groups"], p["targets"], p["max_length"], p["max_train"], p["max_eval"], p["pf_train"], p["pf_eval"])
     for key, value in {"target_group": p["target_group"], "targets": ", ".join(p["targets"]), "n_seeds": len(p["seeds"]),
-                       "n_schemes_pf": len(schemes) - 1, "max_train": p["max_train"], "epochs": p["epochs"]}.items():
+                       "n_schemes_pf": len(schemes) - 1, "max_train": sizes_text(p["max_train"], p["targets"]), "epochs": p["epochs"]}.items():
         glue(key, str(value))
     print("device:", device, "| schemes:", len(schemes), "| targets:", ", ".join(p["targets"]), "| seeds:", p["seeds"])
     return Start(schemes=schemes, device=device, pf_config=pf_config, ft_config=ft_config, data=data, started=started)
 
 
-def prepare_data(model: str, groups: dict[str, list[str]], targets: list[str], max_length: int, max_train: int, max_eval: int,
-                 pf_train: int, pf_eval: int) -> dict:
+def prepare_data(model: str, groups: dict[str, list[str]], targets: list[str], max_length: int, max_train: int | dict | None,
+                 max_eval: int | dict | None, pf_train: int, pf_eval: int) -> dict:
     """Every pre-finetuning task of ``groups`` at the pre-finetuning sizes (``pf_train``/``pf_eval``, as the
     pre-finetuning chapter prepares them, so its encoders come from the model cache) and every target at
-    ``max_train``/``max_eval``, tokenized by ``model``'s tokenizer."""
+    ``max_train``/``max_eval`` (a size for every target, or ``{target: size}`` with an optional ``"default"``:
+    a target that needs more examples to be learned gets them without raising the others' cost), tokenized by
+    ``model``'s tokenizer."""
     from mtllib.data.features import load_tokenizer, prepare
 
     pf_tasks = [t for ts in groups.values() for t in ts]
     return prepare(pf_tasks + list(targets), load_tokenizer(model), max_length=max_length,
-                   max_train={"default": max_train, **dict.fromkeys(pf_tasks, pf_train)},
-                   max_eval={"default": max_eval, **dict.fromkeys(pf_tasks, pf_eval)})
+                   max_train={**_per_target(max_train), **dict.fromkeys(pf_tasks, pf_train)},
+                   max_eval={**_per_target(max_eval), **dict.fromkeys(pf_tasks, pf_eval)})
+
+
+def _per_target(size: int | dict | None) -> dict:
+    return dict(size) if isinstance(size, dict) else {"default": size}
+
+
+def sizes_text(size: int | dict | None, targets: list[str]) -> str:
+    """A target size as the text reads it: ``"200"``, ``"all"``, or ``"200 (bbc-ner 800)"`` when some targets
+    differ from the rest (``size`` as :func:`prepare_data` takes it; ``"200 (bbc-ner 800)"`` needs a
+    ``"default"``, otherwise every target is listed)."""
+    from mtllib.data.features import per_task
+
+    if not isinstance(size, dict):
+        return "all" if size is None else str(size)
+    values = {t: per_task(size, t) for t in targets}
+    shown = lambda n: "all" if n is None else str(n)
+    if "default" not in size:
+        return ", ".join(f"{t} {shown(n)}" for t, n in values.items())
+    odd = {t: n for t, n in values.items() if n != size["default"]}
+    return shown(size["default"]) + (f" ({', '.join(f'{t} {shown(n)}' for t, n in odd.items())})" if odd else "")
 
 
 def fine_tune_targets(model: str, groups: dict[str, list[str]], target_group: str, targets: list[str], data: dict, pf_config, ft_config,

@@ -149,3 +149,29 @@ def test_start_builds_both_recipes_and_glues_the_opening(monkeypatch, capsys):
                     "n_schemes_pf": str(len(run.schemes) - 1), "max_train": str(params["max_train"]), "epochs": "3"}
     assert "device: cpu" in capsys.readouterr().out
     assert 0 <= run.minutes() < 1
+
+
+def test_a_target_may_get_its_own_training_size(monkeypatch):
+    """prepare_data hands every target its size (a named one or the default) and every pre-finetuning task
+    pf_train, whatever the targets' sizes say."""
+    import mtllib.data.features as features
+
+    seen = {}
+    monkeypatch.setattr(features, "load_tokenizer", lambda model: "tok")
+    monkeypatch.setattr(features, "prepare", lambda names, tok, max_length, max_train, max_eval: seen.update(
+        names=names, train={n: features.per_task(max_train, n) for n in names}, eval={n: features.per_task(max_eval, n) for n in names}))
+    groups = {"SL": ["bbc-pos"], "C": ["bbc-topic"]}
+    chapter.prepare_data("offline", groups, ["tweet-pos", "bbc-ner"], 64, {"default": 200, "bbc-ner": 800}, 100, 24, 16)
+    assert seen["names"] == ["bbc-pos", "bbc-topic", "tweet-pos", "bbc-ner"]
+    assert seen["train"] == {"bbc-pos": 24, "bbc-topic": 24, "tweet-pos": 200, "bbc-ner": 800}
+    assert seen["eval"] == {"bbc-pos": 16, "bbc-topic": 16, "tweet-pos": 100, "bbc-ner": 100}
+    chapter.prepare_data("offline", groups, ["tweet-pos"], 64, 300, None, 24, 16)
+    assert seen["train"]["tweet-pos"] == 300 and seen["eval"]["tweet-pos"] is None and seen["train"]["bbc-pos"] == 24
+
+
+@pytest.mark.parametrize("size, text", [(200, "200"), (None, "all"), ({"default": 200}, "200"),
+                                        ({"default": 200, "bbc-ner": 800}, "200 (bbc-ner 800)"),
+                                        ({"default": None, "bbc-ner": 800}, "all (bbc-ner 800)"),
+                                        ({"tweet-pos": 200, "bbc-ner": 800}, "tweet-pos 200, bbc-ner 800")])
+def test_the_opening_text_names_the_targets_whose_size_differs(size, text):
+    assert chapter.sizes_text(size, ["tweet-pos", "bbc-ner"]) == text
