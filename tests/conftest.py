@@ -1,4 +1,6 @@
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -15,6 +17,20 @@ os.environ["HF_DATASETS_CACHE"] = os.path.join(os.environ["HF_HOME"], "datasets"
 # Tests never read a cache a previous run left behind (tokenised features, trained models): each session starts
 # with an empty one, which notebook kernels started by the tests inherit too.
 os.environ["MTLLIB_CACHE"] = tempfile.mkdtemp(prefix="mtllib-test-cache-")
+
+# Both are removed when the session ends: the smoke notebooks alone leave several GB of trained models there, and
+# sessions that kept them filled this machine's disk (2026-12-04: 56 GB in /tmp, a full disk failed torch.save).
+# Only the process that made them removes them: a forked worker (mutmut's) exits while the session goes on.
+_SESSION_DIRS, _OWNER = (os.environ["HF_HOME"], os.environ["MTLLIB_CACHE"]), os.getpid()
+
+
+def _remove_session_dirs():
+    if os.getpid() == _OWNER:
+        for path in _SESSION_DIRS:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+atexit.register(_remove_session_dirs)
 
 # tests/ mirrors mtllib/ in sub-folders; their shared helpers (tiny.py) live here
 sys.path.insert(0, str(Path(__file__).resolve().parent))
