@@ -21,7 +21,7 @@ import pandas as pd
 from mtllib.analysis import dissociation as dis
 from mtllib.analysis import learnability, stats
 from mtllib.book import plots
-from mtllib.book.chapter_run import ChapterRun
+from mtllib.book.training_run import TrainingRun
 from mtllib.book.tables import glue_claims, glue_function
 from mtllib.data.tasks import get_task
 from mtllib.experiments import iap
@@ -29,36 +29,30 @@ from mtllib.papers import functional_specialization as paper
 
 
 @dataclass
-class Start(ChapterRun):
-    """What :func:`start` set up for an IAP chapter: the device, the tokenizer, the prepared data and the
-    training recipe, with the clock the chapter's run time is read from (``minutes()``)."""
-
-    device: object
-    tokenizer: object
-    data: dict
-    config: object
+class Start(TrainingRun):
+    """What :func:`start` set up for an IAP chapter: the checked parameters, the device, the tokenizer, the
+    prepared data and the training recipe, with the clock the chapter's run time is read from (``minutes()``)."""
 
 
 def start(params: dict, notebook: str, tasks: list[str]) -> Start:
     """The opening of an IAP chapter, from its parameters (the notebook's ``globals()``): progress bars and
     library warnings silenced (:func:`mtllib.runtime.quiet_notebook`: the page keeps no stderr), every
     parameter checked before any work (:func:`mtllib.book.params.check_parameters`), the device picked, the
-    ``tasks`` prepared with ``model``'s tokenizer (split seed 0; ``max_train``, ``max_eval``, ``max_length``)
-    and the training recipe (``epochs``, ``batch_size``, ``lr``, ``device``) built. Prints a one-line summary."""
+    ``tasks`` prepared (:meth:`~mtllib.book.training_run.TrainingRun.prepare`) and the training recipe
+    (:meth:`~mtllib.book.training_run.TrainingRun.recipe`: ``epochs``, ``batch_size``, ``lr``, ``device``) built.
+    Prints a one-line summary."""
     from mtllib.book.params import check_parameters
-    from mtllib.data.features import load_tokenizer, prepare
     from mtllib.runtime import pick_device, quiet_notebook
-    from mtllib.training.trainer import TrainConfig
 
     started = time.perf_counter()
     quiet_notebook()
     p = check_parameters(params, notebook)
     device = pick_device(p["device"])
     print("device:", device, "| tasks:", ", ".join(tasks), "| seeds:", p["seeds"])
-    tokenizer = load_tokenizer(p["model"])
-    data = prepare(tasks, tokenizer, seed=0, max_train=p["max_train"], max_eval=p["max_eval"], max_length=p["max_length"])
-    config = TrainConfig(epochs=p["epochs"], batch_size=p["batch_size"], lr=p["lr"], device=p["device"])
-    return Start(device=device, tokenizer=tokenizer, data=data, config=config, started=started)
+    run = Start(params=p, device=device, started=started)
+    run.prepare(tasks)
+    run.config = run.recipe()
+    return run
 
 
 def task_table(data: dict, role: dict[str, str] | None = None) -> pd.DataFrame:

@@ -16,23 +16,16 @@ from dataclasses import dataclass
 import pandas as pd
 
 from mtllib.analysis import stats
-from mtllib.book.chapter_run import ChapterRun
+from mtllib.book.training_run import TrainingRun
 from mtllib.book.tables import glue_function
 
 
 @dataclass
-class Start(ChapterRun):
+class Start(TrainingRun):
     """What :func:`start` set up for an IAT chapter, with the clock its run time is read from (``minutes()``).
-    ``tokenizer`` and ``data`` are ``None`` until :meth:`prepare`."""
-
-    #: the checked parameters (the notebook's)
-    params: dict
-    device: object
-    #: the multi-task recipe (:class:`~mtllib.training.trainer.TrainConfig`): ``epochs``, ``batch_size``, ``lr``,
-    #: ``device``, and ``sampler`` and ``keep_best`` where the chapter has them
-    config: object
-    tokenizer: object = None
-    data: dict | None = None
+    ``config`` is the multi-task recipe (``epochs``, ``batch_size``, ``lr``, ``device``, and ``sampler`` and
+    ``keep_best`` where the chapter has them); ``tokenizer`` and ``data`` are ``None`` until
+    :meth:`~mtllib.book.training_run.TrainingRun.prepare`: call it after the chapter's own checks."""
 
     def iat(self, alpha: float | None = None, delta: float | None = None, heads: str = "top"):
         """An IAT variant (:class:`~mtllib.training.iat.IATConfig`): each task trains its ``alpha`` most important
@@ -44,34 +37,25 @@ class Start(ChapterRun):
         return IATConfig(alpha=p["alpha"] if alpha is None else alpha, delta=p["delta"] if delta is None else delta, heads=heads,
                          importance_batches=p["importance_batches"])
 
-    def prepare(self) -> dict:
-        """The chapter's ``tasks`` prepared with ``model``'s tokenizer (split seed 0; ``max_train``, ``max_eval``,
-        ``max_length``); returns the data. Call it after the chapter's own checks: this is the first step that works."""
-        from mtllib.data.features import load_tokenizer, prepare
-
-        p = self.params
-        self.tokenizer = load_tokenizer(p["model"])
-        self.data = prepare(p["tasks"], self.tokenizer, seed=0, max_train=p["max_train"], max_eval=p["max_eval"], max_length=p["max_length"])
-        return self.data
-
 
 def start(params: dict, notebook: str) -> Start:
     """The opening of an IAT chapter, from its parameters (the notebook's ``globals()``): progress bars and
     library warnings silenced (:func:`mtllib.runtime.quiet_notebook`: the page keeps no stderr), every parameter
     checked (:func:`mtllib.book.params.check_parameters`), the device picked and the multi-task recipe built.
     Nothing is trained or tokenized yet: the chapter checks its variants (:meth:`Start.iat`,
-    :func:`mtllib.experiments.iat.variant_configs`), then calls :meth:`Start.prepare`. Prints a one-line summary."""
+    :func:`mtllib.experiments.iat.variant_configs`), then calls :meth:`~mtllib.book.training_run.TrainingRun.prepare`.
+    Prints a one-line summary."""
     from mtllib.book.params import check_parameters
     from mtllib.runtime import pick_device, quiet_notebook
-    from mtllib.training.trainer import TrainConfig
 
     started = time.perf_counter()
     quiet_notebook()
     p = check_parameters(params, notebook)
     device = pick_device(p["device"])
-    config = TrainConfig(**{k: p[k] for k in ("epochs", "batch_size", "lr", "device", "sampler", "keep_best") if k in p})
     print("device:", device, "| tasks:", ", ".join(p["tasks"]), "| seeds:", p["seeds"])
-    return Start(params=p, device=device, config=config, started=started)
+    run = Start(params=p, device=device, started=started)
+    run.config = run.recipe()
+    return run
 
 
 def gate(scores: pd.DataFrame, by: list[str] | tuple[str, ...] = ("variant",), glue=None) -> tuple[list[str], pd.DataFrame]:

@@ -16,40 +16,29 @@ from dataclasses import dataclass
 import pandas as pd
 
 from mtllib.analysis.stats import DASH
-from mtllib.book.chapter_run import ChapterRun
+from mtllib.book.training_run import TrainingRun
 from mtllib.papers import bert_and_pals as paper
 
 
 @dataclass
-class Start(ChapterRun):
+class Start(TrainingRun):
     """What :func:`start` set up for a PALs chapter, with the clock its run time is read from (``minutes()``).
     ``data`` and ``config`` are ``None`` until :meth:`prepare`."""
 
-    #: the checked parameters (the notebook's)
-    params: dict
     #: the encoder's configuration (:class:`transformers.PretrainedConfig`, no weights loaded)
     encoder_config: object
     #: Table 1's budget: the multiplier of PALs (d_s 204) on BERT-base with 8 tasks
     budget: float
     #: every method with a size and its largest d_s within that budget on this encoder, ``{method: {"size": d_s}}``
     matched: dict
-    device: object
-    data: dict | None = None
-    config: object | None = None
 
     def prepare(self) -> dict:
-        """The chapter's ``tasks`` prepared with ``model``'s tokenizer (split seed 0; ``max_train``, ``max_eval``,
-        ``max_length``) and its training recipe (``epochs``, ``batch_size``, ``lr``, ``device`` and, when the
-        chapter has one, ``sampler``) as ``self.config``; returns the data. Call it after the chapter's own
-        checks: this is the first step that works."""
-        from mtllib.data.features import load_tokenizer, prepare
-        from mtllib.training.trainer import TrainConfig
-
-        p = self.params
-        self.data = prepare(p["tasks"], load_tokenizer(p["model"]), seed=0, max_train=p["max_train"], max_eval=p["max_eval"],
-                            max_length=p["max_length"])
-        recipe = {k: p[k] for k in ("epochs", "batch_size", "lr", "device", "sampler") if k in p}
-        self.config = TrainConfig(**recipe)
+        """The chapter's ``tasks`` prepared (:meth:`TrainingRun.prepare`) and its training recipe
+        (:meth:`TrainingRun.recipe`: ``epochs``, ``batch_size``, ``lr``, ``device`` and, when the chapter has one,
+        ``sampler``) as ``self.config``; returns the data. Call it after the chapter's own checks: this is the
+        first step that works."""
+        super().prepare()
+        self.config = self.recipe()
         return self.data
 
     def encoder_text(self) -> str:

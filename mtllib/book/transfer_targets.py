@@ -17,22 +17,20 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from mtllib.book import results
-from mtllib.book.chapter_run import ChapterRun
+from mtllib.book.training_run import TrainingRun
 from mtllib.book.tables import glue_function, mean_sd
 from mtllib.experiments import transferability as tr
 from mtllib.papers import task_transferability as paper
 
 
 @dataclass
-class Start(ChapterRun):
+class Start(TrainingRun):
     """What :func:`start` set up for a target chapter: the schemes, the device, the two training recipes and the
     prepared data, with the clock the chapter's run time is read from (``minutes()``)."""
 
     schemes: list[str]
-    device: object
     pf_config: object
     ft_config: object
-    data: dict
 
 
 def start(params: dict, notebook: str, glue=None) -> Start:
@@ -40,14 +38,13 @@ def start(params: dict, notebook: str, glue=None) -> Start:
     (:func:`mtllib.book.params.check_parameters`) and the design (every scheme of ``groups``,
     :func:`mtllib.experiments.transferability.check_design`) checked before any work; the device picked; the
     pre-finetuning and fine-tuning recipes (:class:`~mtllib.training.trainer.TrainConfig`, early stopping with
-    ``patience`` as Appendix B.2 says); the data prepared (:func:`prepare_data`). Glues what the opening text
-    reads (``target_group``, ``targets``, ``n_seeds``, ``n_schemes_pf``, ``max_train`` as :func:`sizes_text`
-    writes it, ``epochs``) and prints
-    a one-line summary. Progress bars and library warnings are silenced first
-    (:func:`mtllib.runtime.quiet_notebook`): the page keeps no stderr."""
+    ``patience`` as Appendix B.2 says; :meth:`~mtllib.book.training_run.TrainingRun.recipe`); the data prepared
+    (:func:`prepare_data`). Glues what the opening text reads (``target_group``, ``targets``, ``n_seeds``,
+    ``n_schemes_pf``, ``max_train`` as :func:`sizes_text` writes it, ``epochs``) and prints a one-line summary.
+    Progress bars and library warnings are silenced first (:func:`mtllib.runtime.quiet_notebook`): the page
+    keeps no stderr."""
     from mtllib.book.params import check_parameters
     from mtllib.runtime import pick_device, quiet_notebook
-    from mtllib.training.trainer import TrainConfig
 
     started = time.perf_counter()
     quiet_notebook()
@@ -56,14 +53,14 @@ def start(params: dict, notebook: str, glue=None) -> Start:
     schemes = tr.all_schemes(p["groups"])
     tr.check_design(p["groups"], {p["target_group"]: p["targets"]}, schemes)
     device = pick_device(p["device"])
-    common = {"batch_size": p["batch_size"], "lr": p["lr"], "device": device, "patience": p["patience"]}
-    pf_config, ft_config = TrainConfig(epochs=p["pf_epochs"], **common), TrainConfig(epochs=p["epochs"], **common)
-    data = prepare_data(p["model"], p["groups"], p["targets"], p["max_length"], p["max_train"], p["max_eval"], p["pf_train"], p["pf_eval"])
+    run = Start(params=p, device=device, started=started, schemes=schemes, pf_config=None, ft_config=None)
+    run.pf_config, run.ft_config = run.recipe(epochs=p["pf_epochs"], device=device), run.recipe(device=device)
+    run.data = prepare_data(p["model"], p["groups"], p["targets"], p["max_length"], p["max_train"], p["max_eval"], p["pf_train"], p["pf_eval"])
     for key, value in {"target_group": p["target_group"], "targets": ", ".join(p["targets"]), "n_seeds": len(p["seeds"]),
                        "n_schemes_pf": len(schemes) - 1, "max_train": sizes_text(p["max_train"], p["targets"]), "epochs": p["epochs"]}.items():
         glue(key, str(value))
     print("device:", device, "| schemes:", len(schemes), "| targets:", ", ".join(p["targets"]), "| seeds:", p["seeds"])
-    return Start(schemes=schemes, device=device, pf_config=pf_config, ft_config=ft_config, data=data, started=started)
+    return run
 
 
 def prepare_data(model: str, groups: dict[str, list[str]], targets: list[str], max_length: int, max_train: int | dict | None,

@@ -44,6 +44,7 @@ def table7_effect(variant: str) -> float:
         raise KeyError(f"Table 7 has no row {variant!r}; rows: {', '.join(TABLE7.index)}")
     return round(float(TABLE7.loc[variant, "average"] - TABLE7.loc["MTL", "average"]), 2)
 
+
 #: the GLUE tasks' training-set sizes (GLUE benchmark paper, Wang et al. 2019, Table 1; WNLI left out), against
 #: which the GLUE-like chapter states the span of its own sizes
 GLUE_TRAIN_SIZES = {"cola": 8_500, "sst2": 67_000, "mrpc": 3_700, "stsb": 7_000, "qqp": 364_000, "mnli": 393_000,

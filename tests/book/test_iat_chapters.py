@@ -45,20 +45,6 @@ def test_an_iat_variant_takes_the_chapters_alpha_delta_and_importance_batches_un
     assert run.iat(delta=0.2).alpha == 0.3
 
 
-def test_prepare_reads_the_tasks_and_sizes_from_the_parameters(monkeypatch):
-    import mtllib.data.features as features
-    from mtllib.training.trainer import TrainConfig
-
-    seen = {}
-    monkeypatch.setattr(features, "load_tokenizer", lambda model: f"tokenizer of {model}")
-    monkeypatch.setattr(features, "prepare", lambda tasks, tok, **kw: seen.update(tasks=tasks, tok=tok, **kw) or {"data": 1})
-    params = {"model": "offline", "tasks": ["a", "b"], "max_train": {"a": 40, "default": None}, "max_eval": 20, "max_length": 32}
-    run = chapter.Start(params=params, device="cpu", config=TrainConfig())
-    assert run.prepare() == {"data": 1} and run.data == {"data": 1} and run.tokenizer == "tokenizer of offline"
-    assert seen == {"tasks": ["a", "b"], "tok": "tokenizer of offline", "seed": 0, "max_train": {"a": 40, "default": None},
-                    "max_eval": 20, "max_length": 32}
-
-
 def _scores():
     """Two seeds of a baseline and an IAT model on three tasks; task c is not learned by the IAT model of seed 1."""
     rows = []
