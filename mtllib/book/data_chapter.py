@@ -13,10 +13,16 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from mtllib.analysis.stats import DASH
+from mtllib.book.tables import glue_function
 
 #: BERT-base and TinyBERT as the main paper's Table 2 lists them (layers, heads, parameters in millions)
 PAPER_ENCODERS = {"BERT-base (paper)": {"layers": 12, "heads per layer": 12, "heads in all": 144, "parameters (M)": 110},
                   "TinyBERT (paper)": {"layers": 6, "heads per layer": 12, "heads in all": 72, "parameters (M)": 67}}
+
+
+def cap(frame: pd.DataFrame, n: int | None, seed: int) -> pd.DataFrame:
+    """At most ``n`` rows of ``frame`` (all with ``n`` None), drawn with ``seed`` and kept in their order."""
+    return frame if n is None or n >= len(frame) else frame.sample(n=n, random_state=seed).sort_index()
 
 
 def encoder_facts(encoder) -> dict:
@@ -130,3 +136,63 @@ def curves_table(curves: pd.DataFrame) -> pd.DataFrame:
     return curves[["epochs", "validation", "threshold", "learned", "score", "majority", "seconds"]].rename(columns={
         "validation": "validation (%)", "threshold": "gate (%)", "score": "test (%)", "majority": "majority, test (%)",
         "seconds": "training + evaluation (s)"}).round(1)
+
+
+#: the tasks whose smallest learned size the chapter's text quotes, by the glue key's stem (``{stem}_needs``)
+NEEDS = {"next": "bbc-next", "tweet": "tweet-sentiment", "headline": "bbc-headline", "mrpc": "bbc-paraphrase", "rte": "bbc-entailment",
+         "stsb": "bbc-similarity", "cola": "bbc-acceptability", "qqp": "bbc-lede", "tweet_pair": "tweet-pair"}
+
+
+def glue_needs(curves: pd.DataFrame, glue=None) -> None:
+    """Glues ``{stem}_needs`` for each task of :data:`NEEDS`: the smallest training size at which it passed the
+    gate alone (:func:`first_learned`), else "none of the sizes up to N" (0 for the first three, which the text
+    quotes as numbers)."""
+    glue = glue_function(glue)
+    learned = first_learned(curves)
+    measured = set(curves.index.get_level_values("task"))
+    for stem, name in NEEDS.items():
+        if name in learned or stem in ("next", "tweet", "headline"):
+            glue(f"{stem}_needs", f"{learned.get(name, 0):,}")
+        else:
+            largest = int(curves.loc[name].index.max()) if name in measured else 0
+            glue(f"{stem}_needs", f"none of the sizes up to {largest:,}")
+
+
+def silver_table(summary: bool, seed: int) -> pd.DataFrame:
+    """The silver tasks (:data:`mtllib.data.tasks.SILVER_TASKS`): with ``summary``, their sizes and label
+    balance (:func:`mtllib.data.tasks.summary`; annotating every text with spaCy takes minutes on two cores from
+    an empty cache); without, what each is, and a printed line that says the sizes are left out."""
+    from mtllib.data import tasks
+
+    if summary:
+        return tasks.summary(tasks.SILVER_TASKS, seed=seed)
+    print("silver_summary=False: the silver tasks are listed without their sizes and label balance (the cpu profile shows them)")
+    return pd.DataFrame([{"task": n, "kind": t.kind, "input": t.paradigm, "stands in for": t.stands_in_for, "main metric": t.main_metric}
+                         for n, t in ((n, tasks.get_task(n)) for n in tasks.SILVER_TASKS)]).set_index("task")
+
+
+def glue_silver_probes(results: Path, glue=None) -> None:
+    """Glues what the text quotes of the silver probes (``silver_probes_cpu.json``): ``probe_pos_n``, the smallest
+    size at which tweet-pos passed the gate, and bbc-ner's best probe (``probe_ner_n``, ``probe_ner_f1``)."""
+    glue = glue_function(glue)
+    probes = pd.DataFrame(json.loads((Path(results) / "silver_probes_cpu.json").read_text())["tasks"])
+    ner = probes[probes.task == "bbc-ner"].sort_values("score").iloc[-1]
+    glue("probe_pos_n", f"{probes[(probes.task == 'tweet-pos') & probes.learned].train_size.min():,}")
+    glue("probe_ner_n", f"{ner.train_size:,}")
+    glue("probe_ner_f1", f"{ner.score:.1f}")
+
+
+def glue_exercise_numbers(heads: int, counts: pd.DataFrame, glue=None) -> None:
+    """The numbers of chapter 01's exercises: heads pruned at alpha 30% on our encoder (``heads`` in all) and on
+    BERT-base (``ex_pruned_ours``, ``ex_pruned_base``), the largest BBC topic and its share (``counts``,
+    :func:`share_table`), the gate a topic classifier must pass against it, and the gate's margin."""
+    from mtllib.analysis import importance, learnability
+
+    glue = glue_function(glue)
+    largest = counts["share (%)"].idxmax()
+    glue("ex_pruned_ours", str(importance.num_pruned(0.3, heads)))
+    glue("ex_pruned_base", str(importance.num_pruned(0.3, 144)))
+    glue("ex_largest_topic", largest)
+    glue("ex_largest_share", f"{counts.loc[largest, 'share (%)']:.1f}")
+    glue("ex_topic_gate", f"{learnability.threshold('accuracy', float(counts.loc[largest, 'share (%)'])):.1f}")
+    glue("ex_margin", f"{learnability.MARGIN:.0f}")

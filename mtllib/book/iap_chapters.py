@@ -10,6 +10,7 @@ table), the claims each chapter judges, and its figures. What a chapter computes
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -21,8 +22,8 @@ import pandas as pd
 from mtllib.analysis import dissociation as dis
 from mtllib.analysis import learnability, stats
 from mtllib.book import plots
+from mtllib.book.tables import ci_table, glue_claims, glue_function
 from mtllib.book.training_run import TrainingRun
-from mtllib.book.tables import glue_claims, glue_function
 from mtllib.data.tasks import get_task
 from mtllib.experiments import iap
 from mtllib.papers import functional_specialization as paper
@@ -32,6 +33,18 @@ from mtllib.papers import functional_specialization as paper
 class Start(TrainingRun):
     """What :func:`start` set up for an IAP chapter: the checked parameters, the device, the tokenizer, the
     prepared data and the training recipe, with the clock the chapter's run time is read from (``minutes()``)."""
+
+    def setup(self, rows: dict[str, list[str]] | None = None) -> pd.DataFrame:
+        """The paper's set-up beside this run's (:func:`mtllib.papers.functional_specialization.deviations`,
+        from the parameters and the recipe), then the chapter's own ``rows``: ``{setting: [paper, ours,
+        differs]}``."""
+        p = self.params
+        ours = paper.our_setup(p["model"], self.config, max_train=p["max_train"], max_eval=p["max_eval"], max_length=p["max_length"],
+                               seeds=p["seeds"], alpha=p["alpha"])
+        table = paper.deviations(ours)
+        for name, row in (rows or {}).items():
+            table.loc[name] = row
+        return table
 
 
 def start(params: dict, notebook: str, tasks: list[str]) -> Start:
@@ -70,6 +83,18 @@ def task_table(data: dict, role: dict[str, str] | None = None) -> pd.DataFrame:
     return table
 
 
+def glue_gate(gate: pd.DataFrame, tasks: list[str], unit: str, glue=None) -> list[str]:
+    """The ``tasks`` in the verdicts (``gate``'s ``in the verdicts`` column: learned in every model). Glues
+    ``n_learned``, ``n_tasks`` and ``left_out`` (each task left out with its count: "bbc-next (learned in 1/3
+    seeds)", ``unit`` naming the models; "none")."""
+    glue = glue_function(glue)
+    learned = [t for t in tasks if gate.loc[t, "in the verdicts"] == "yes"]
+    glue("n_learned", str(len(learned)))
+    glue("n_tasks", str(len(tasks)))
+    glue("left_out", ", ".join(f"{t} (learned in {gate.loc[t, 'learned']} {unit})" for t in tasks if t not in learned) or "none")
+    return learned
+
+
 def _pair_column(rows: pd.DataFrame, task: str, partner: str, column: str) -> pd.Series:
     """``column`` of the dual-task rows of the pair (``task``, ``partner``), indexed by seed."""
     return rows[(rows.A == task) & (rows.B == partner)].set_index("seed")[column]
@@ -90,6 +115,64 @@ def mean_d(rows: pd.DataFrame, keep) -> pd.Series:
     """Per seed: the mean pair score D (Eq. 7) over the pairs ``(A, B)`` in ``keep``."""
     rows = rows[[(a, b) in keep for a, b in zip(rows.A, rows.B)]]
     return rows.groupby("seed").D.mean()
+
+
+def dual_times(tuned_rows: pd.DataFrame, frozen_rows: pd.DataFrame | None, glue=None) -> None:
+    """Prints how many dual-task models were trained and their mean training time; glues ``train_minutes`` (a
+    fine-tuned model's mean) and ``frozen_time`` (a sentence on the frozen-encoder models)."""
+    glue = glue_function(glue)
+    glue("train_minutes", float(tuned_rows.train_seconds.mean()) / 60)
+    glue("frozen_time", "No frozen-encoder model was trained." if frozen_rows is None
+         else f"One frozen-encoder model took {frozen_rows.train_seconds.mean() / 60:.1f} minutes.")
+    print(f"{len(tuned_rows)} fine-tuned models ({tuned_rows.train_seconds.mean():.0f} s of training each), "
+          + ("no frozen-encoder model" if frozen_rows is None else f"{len(frozen_rows)} frozen-encoder models ({frozen_rows.train_seconds.mean():.0f} s each)"))
+
+
+def dual_gates(tuned_rows: pd.DataFrame, frozen_rows: pd.DataFrame | None, tasks: list[str], pairs: list[tuple[str, str]],
+               glue=None) -> tuple[pd.DataFrame, list[str], pd.DataFrame, list[tuple[str, str]]]:
+    """The learnability gate of the fine-tuned and (when run) frozen-encoder models, one block each
+    (:func:`mtllib.experiments.iap.dual_gate`), and what the verdicts keep: the tasks learned in every fine-tuned
+    model, and the pairs of two such tasks with their rows. Glues :func:`glue_gate`'s keys, ``n_verdict_pairs``
+    and ``n_pairs``. Returns ``(gates, learned, verdict_rows, verdict_pairs)``."""
+    glue = glue_function(glue)
+    gates = pd.concat({"fine-tuned": iap.dual_gate(tuned_rows), **({} if frozen_rows is None else {"frozen encoder": iap.dual_gate(frozen_rows)})},
+                      names=["encoder", "task"])
+    learned = glue_gate(gates.loc["fine-tuned"], tasks, "models", glue)
+    verdict_rows = iap.learned_pairs(tuned_rows)
+    verdict_pairs = list(dict.fromkeys(zip(verdict_rows.A, verdict_rows.B)))
+    glue("n_verdict_pairs", str(len(verdict_pairs)))
+    glue("n_pairs", str(len(pairs)))
+    return gates, learned, verdict_rows, verdict_pairs
+
+
+#: Table 9's columns as the chapter shows them
+TABLE9_COLUMNS = {"base_A": "base A", "base_B": "base B", "D_A": "D_A", "D_B": "D_B", "D": "D"}
+
+
+def table9(rows: pd.DataFrame | None, model: str = "BERT-base", verdict_pairs: list[tuple[str, str]] | None = None) -> pd.DataFrame:
+    """Table 9's analog: per pair, the base scores and D_A, D_B, D as mean with 95% CI over the models
+    (:func:`mtllib.book.tables.ci_table`), the paper's D_A, D_B for ``model`` (BERT-base, or BERT-base* for the
+    frozen encoder) beside, and, given ``verdict_pairs``, whether the pair is in the verdicts. ``rows`` None
+    (the frozen-encoder control not run): a one-cell table that says so."""
+    if rows is None:
+        return pd.DataFrame({"frozen-encoder control": ["not run with these parameters (frozen_seeds is empty)"]}, index=pd.Index([stats.DASH], name="pair"))
+    table = ci_table(rows, ["A", "B"], list(TABLE9_COLUMNS)).rename(columns=TABLE9_COLUMNS)
+    table["paper D_A, D_B" + ("" if model == "BERT-base" else f" ({model})")] = [
+        ", ".join(f"{v:.2f}" for v in paper.table9_pair(a, b, model)) for a, b in table.index]
+    if verdict_pairs is not None:
+        table["in the verdicts"] = ["yes" if p in verdict_pairs else "no" for p in table.index]
+    return table
+
+
+def glue_dual_exercise(row: pd.Series, glue=None) -> None:
+    """The numbers of chapter 02's exercises, from one dual-task model's row (:func:`mtllib.experiments.iap.dual_task`):
+    ``ex_pair``, its scores and D's (``ex_base_A``, ``ex_A_pruned_on_A``, ``ex_B_pruned_on_A``, ``ex_D_A``,
+    ``ex_D_B``, ``ex_D``) and ``ex_by_hand``, D_A worked out from the scores (Eq. 6)."""
+    glue = glue_function(glue)
+    glue("ex_pair", f"{row.A} + {row.B}, seed {row.seed}")
+    for key in ("base_A", "A_pruned_on_A", "B_pruned_on_A", "D_A", "D_B", "D"):
+        glue(f"ex_{key}", f"{row[key]:.2f}")
+    glue("ex_by_hand", f"{100 * (row.B_pruned_on_A - row.A_pruned_on_A) / row.base_A:.2f}")
 
 
 def dual_task_claims(verdict_rows: pd.DataFrame, verdict_pairs: list[tuple[str, str]], frozen_rows: pd.DataFrame | None,
@@ -207,6 +290,42 @@ def multitask_claims(results: list, learned: list[str], role: dict[str, str], gl
     return glue_claims(rows, "fewer than two tasks were learned in every seed", glue=glue), d_seed
 
 
+def overlap_table(results: list, alpha: float, glue=None) -> pd.DataFrame:
+    """Table 11's analog: the share of important heads two tasks have in common (:func:`mtllib.analysis.dissociation.overlap`),
+    the mean over the models, an em dash on the diagonal (a task with itself). Glues ``overlap_mean`` (ours, off
+    the diagonal), ``overlap_paper`` (Table 11's) and ``alpha_pct``."""
+    glue = glue_function(glue)
+    overlap = pd.concat([dis.overlap(r.masks) for r in results]).groupby(level=0, sort=False).mean()
+    glue("overlap_mean", float(overlap.stack().mean()))
+    glue("overlap_paper", float(paper.TABLE11.stack().mean()))
+    glue("alpha_pct", 100 * alpha)
+    return overlap.round(1).astype(object).where(overlap.notna(), stats.DASH)
+
+
+def glue_multitask_exercise(result, learned: list[str], tasks: list[str], glue=None) -> None:
+    """The numbers of chapter 03's exercises, from one model (an :class:`~mtllib.experiments.iap.IAPResult`): for
+    the first learned task, its base score, its score with its own heads and with each other learned task's heads
+    pruned, D_i worked out by hand from Eq. 5 and 7 and by the library, and the mean D_i (``ex_task``, ``ex_base``,
+    ``ex_own``, ``ex_others``, ``ex_by_hand``, ``ex_library``, ``ex_mean_d``; an em dash with fewer than two
+    learned tasks); and ``ex_gate_line``, each task's gate in that model."""
+    glue = glue_function(glue)
+    ex = {k: stats.DASH for k in ("task", "base", "own", "others", "by_hand", "library", "mean_d")}
+    r = result
+    if len(learned) >= 2:
+        t = learned[0]
+        others = [j for j in learned if j != t]
+        rp = {j: r.perf.loc[j, t] / r.perf.loc["Base", t] for j in learned}  # Eq. 5
+        d = iap.dissociation_by_seed([r], learned).loc[r.seed]  # Eq. 7, every learned task
+        ex.update(task=t, base=f"{r.perf.loc['Base', t]:.2f}", own=f"{r.perf.loc[t, t]:.2f}",
+                  others="; ".join(f"{r.perf.loc[j, t]:.2f} with {j}'s heads pruned" for j in others),
+                  by_hand=f"{100 * (sum(rp[j] for j in others) / len(others) - rp[t]):.2f}",
+                  library=f"{d[t]:.2f}", mean_d=f"{d.mean():.2f}")
+    passed = lambda t: "learned" if r.gate.loc[t, "learned"] else f"needs {r.gate.loc[t, 'threshold']:.1f}"  # noqa: E731
+    ex["gate_line"] = "; ".join(f"{t} {r.gate.loc[t, 'score']:.1f} ({passed(t)})" for t in tasks)
+    for k, v in ex.items():
+        glue(f"ex_{k}", v)
+
+
 def dissociation_figure(d_seed: pd.DataFrame | None, role: dict[str, str]):
     """Each learned task's D_i (Eq. 7): a point per seed, the mean with its 95% CI, and the paper's value for
     the task's role (Table 3, BERT-base). ``d_seed`` None (fewer than two tasks learned): the panel says so."""
@@ -272,6 +391,71 @@ def heads_per_layer_figure(results: list, tasks: list[str]):
 
 
 # --- chapter 04: task similarity (Sec. 6.2, Fig. 3) --------------------------------------------------------------
+def similarity_gate(task_models: dict, data: dict, multi_gate: pd.DataFrame, eval_batch_size: int = 64,
+                    glue=None) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """The gate of the single-task models (each scored on its task's validation split against the majority
+    class, :func:`mtllib.analysis.learnability.gate`) and what the verdicts keep: the tasks learned there and
+    in every multi-task model (``multi_gate``, :func:`mtllib.experiments.iap.gate_table`), and the pairs of two
+    such tasks ("A + B"). Glues ``n_learned``, ``n_tasks``, ``n_verdict_pairs`` and ``n_all_pairs``. Returns
+    ``(table, learned, verdict_pairs)``, the table with score, majority, threshold and learned."""
+    from mtllib.training.trainer import evaluate
+
+    glue = glue_function(glue)
+    tasks = list(task_models)
+    scores = {t: float(evaluate(m, {t: data[t]}, "validation", eval_batch_size)["score"].iloc[0]) for t, m in task_models.items()}
+    single = learnability.gate(scores, {t: learnability.majority_for(data[t], "validation") for t in tasks},
+                               {t: get_task(t).main_metric for t in tasks})
+    learned = [t for t in tasks if multi_gate.loc[t, "in the verdicts"] == "yes" and bool(single.loc[t, "learned"])]
+    verdict_pairs = [f"{a} + {b}" for a, b in itertools.combinations(learned, 2)]
+    for key, value in {"n_learned": len(learned), "n_tasks": len(tasks), "n_verdict_pairs": len(verdict_pairs),
+                       "n_all_pairs": len(tasks) * (len(tasks) - 1) // 2}.items():
+        glue(key, str(value))
+    return single[["score", "majority", "threshold", "learned"]].round(1), learned, verdict_pairs
+
+
+def pair_dissociation(results: list, learned: list[str], verdict_pairs: list[str]) -> tuple[pd.Series, pd.DataFrame]:
+    """Each task pair's average D (Eq. 6-7 on the pair's two tasks, :func:`mtllib.analysis.dissociation.pairwise_dissociation`)
+    over the learned tasks (every task with fewer than two learned), the mean over the models, and a table of it
+    as mean with 95% CI and whether the pair is in the verdicts. Returns ``(mean D per pair, table)``."""
+    from mtllib.analysis import similarity as sim
+
+    keep = learned if len(learned) >= 2 else list(results[0].tasks)
+    per_seed = pd.DataFrame({r.seed: sim.pair_values(dis.pairwise_dissociation(r.perf.loc[keep, keep], r.perf.loc["Base", keep]), "D")
+                             for r in results})
+    table = pd.DataFrame({"D (%)": [stats.format_ci(stats.t_interval(v.dropna()), 2) for _, v in per_seed.iterrows()],
+                          "in the verdicts": ["yes" if p in verdict_pairs else "no" for p in per_seed.index]}, index=per_seed.index)
+    return per_seed.mean(axis=1).rename("D"), table
+
+
+def similarity_claims(tables: dict[str, pd.DataFrame], dissociation: pd.Series, verdict_pairs: list[str], glue=None) -> pd.DataFrame:
+    """Chapter 04's claims (Sec. 6.2, Fig. 3): for each similarity measure, more similar pairs dissociate less (a
+    negative correlation over the pairs in the verdicts, at least two, :func:`mtllib.analysis.stats.correlation_row`).
+    Glues the claims table and its counts (:func:`mtllib.book.tables.glue_claims`)."""
+    from mtllib.analysis import similarity as sim
+
+    rows = []
+    if len(verdict_pairs) >= 2:
+        rows = [stats.correlation_row(f"{name}: more similar pairs dissociate less", sim.pair_values(table, name).reindex(verdict_pairs),
+                                      dissociation.reindex(verdict_pairs)) for name, table in tables.items()]
+    return glue_claims(rows, "fewer than two pairs have both tasks learned", glue=glue)
+
+
+def glue_similarity_exercise(n_tasks: int, n_verdict_pairs: int, glue=None) -> None:
+    """The numbers of chapter 04's exercises, the Fisher-z arithmetic behind the verdicts
+    (:func:`mtllib.analysis.stats.correlation_interval`): ``ex_z95``, ``ex_r10`` (the smallest |r| significant with
+    10 pairs), ``ex_needed_05`` (pairs needed for r = -0.5), ``ex_pairs_here`` and ``ex_ahp_uniform`` (AHP when the
+    other tasks' models and the pretrained encoder do alike: 1 / tasks)."""
+    from scipy.stats import norm
+
+    glue = glue_function(glue)
+    z95 = norm.ppf(0.975)
+    glue("ex_z95", f"{z95:.2f}")
+    glue("ex_r10", f"{math.tanh(z95 / math.sqrt(10 - 3)):.2f}")
+    glue("ex_needed_05", str(stats.points_needed(-0.5)))
+    glue("ex_pairs_here", str(n_verdict_pairs))
+    glue("ex_ahp_uniform", f"{1 / n_tasks:.2f}")
+
+
 def similarity_heatmaps(tables: dict[str, pd.DataFrame]):
     """One annotated heat map per similarity measure (task x task; AHP's rows are sources, columns targets)."""
     fig, axes = plt.subplots(1, len(tables), figsize=(11, 3.8), squeeze=False)
@@ -353,3 +537,20 @@ def paradigm_figure(rows: pd.DataFrame, theirs: pd.DataFrame, judged: list[str],
         plots.nothing_to_show(axes, "no partner has all its tasks learned")
     fig.tight_layout()
     return fig
+
+
+def glue_paradigm_exercise(row: pd.Series, margin: float, glue=None) -> None:
+    """The numbers of chapter 05's exercises, from one row of the paper's Table 4 (``row``): ``ex_pair``, its
+    scores and D's as printed (``ex_base_A`` ... ``ex_D``), D_A, D_B and D worked out from the scores (Eq. 6:
+    ``ex_da``, ``ex_db``, ``ex_d``), the largest gap to the printed values (``ex_gap``) and ``ex_margin``."""
+    glue = glue_function(glue)
+    glue("ex_pair", f"{row.A} + {row.B}")
+    for key in ("base_A", "A_pruned_on_A", "B_pruned_on_A", "base_B", "A_pruned_on_B", "B_pruned_on_B", "D_A", "D_B", "D"):
+        glue(f"ex_{key}", f"{row[key]:.2f}" if key.startswith(("base", "A_", "B_")) else f"{row[key]:.3f}")
+    d_a = 100 * (row.B_pruned_on_A - row.A_pruned_on_A) / row.base_A  # Eq. 6
+    d_b = 100 * (row.A_pruned_on_B - row.B_pruned_on_B) / row.base_B
+    glue("ex_da", f"{d_a:.3f}")
+    glue("ex_db", f"{d_b:.3f}")
+    glue("ex_d", f"{(d_a + d_b) / 2:.3f}")
+    glue("ex_gap", f"{max(abs(d_a - row.D_A), abs(d_b - row.D_B), abs((d_a + d_b) / 2 - row.D)):.3f}")
+    glue("ex_margin", f"{margin:g}")

@@ -79,3 +79,53 @@ def test_the_length_figures_mark_the_models_maximum_and_count_the_tweets():
     fig = chapter.task_sizes_figure(pd.DataFrame({"train": [70, 7], "validation": [15, 2], "test": [15, 2]}, index=["x", "y"]))
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["x", "y"]
     plt.close(fig)
+
+
+class Glue(dict):
+    def __call__(self, key, value):
+        self[key] = value
+
+
+def test_cap_draws_at_most_n_rows_with_the_seed_and_keeps_their_order():
+    frame = pd.DataFrame({"x": range(10)})
+    assert chapter.cap(frame, None, 0) is frame and chapter.cap(frame, 10, 0) is frame
+    drawn = chapter.cap(frame, 4, seed=3)
+    assert len(drawn) == 4 and drawn.index.is_monotonic_increasing
+    assert drawn.equals(chapter.cap(frame, 4, seed=3)) and not drawn.equals(chapter.cap(frame, 4, seed=4))
+
+
+def test_the_needs_are_the_smallest_size_that_passed_or_say_none_did():
+    rows = [("bbc-next", 1000, False), ("bbc-next", 2000, True), ("bbc-paraphrase", 500, False), ("bbc-paraphrase", 1000, True),
+            ("tweet-pair", 500, False), ("tweet-pair", 2000, False)]
+    curves = pd.DataFrame([{"task": t, "train_size": n, "learned": ok} for t, n, ok in rows]).set_index(["task", "train_size"])
+    glue = Glue()
+    chapter.glue_needs(curves, glue=glue)
+    assert (glue["next_needs"], glue["mrpc_needs"], glue["tweet_pair_needs"]) == ("2,000", "1,000", "none of the sizes up to 2,000")
+    assert glue["headline_needs"] == "0"  # quoted as a number: no row
+    assert glue["cola_needs"] == "none of the sizes up to 0"
+    assert set(glue) == {f"{stem}_needs" for stem in chapter.NEEDS}
+
+
+def test_the_silver_table_without_a_summary_lists_the_tasks_and_says_why(capsys):
+    from mtllib.data.tasks import SILVER_TASKS
+
+    table = chapter.silver_table(False, seed=0)
+    assert list(table.index) == list(SILVER_TASKS) and "main metric" in table.columns
+    assert "silver_summary=False" in capsys.readouterr().out
+
+
+def test_the_silver_probes_give_the_smallest_learned_pos_size_and_the_best_ner_probe(tmp_path):
+    rows = [{"task": "tweet-pos", "train_size": 250, "learned": True, "score": 60.0}, {"task": "tweet-pos", "train_size": 100, "learned": False, "score": 40.0},
+            {"task": "bbc-ner", "train_size": 200, "learned": False, "score": 37.2}, {"task": "bbc-ner", "train_size": 250, "learned": False, "score": 0.0}]
+    (tmp_path / "silver_probes_cpu.json").write_text(json.dumps({"tasks": rows}))
+    glue = Glue()
+    chapter.glue_silver_probes(tmp_path, glue=glue)
+    assert glue == {"probe_pos_n": "250", "probe_ner_n": "200", "probe_ner_f1": "37.2"}
+
+
+def test_the_exercise_numbers_count_pruned_heads_and_the_largest_topics_gate():
+    glue = Glue()
+    counts = pd.DataFrame({"share (%)": [23.0, 17.3]}, index=["sport", "tech"])
+    chapter.glue_exercise_numbers(72, counts, glue=glue)
+    assert (glue["ex_pruned_ours"], glue["ex_pruned_base"]) == ("22", "43")  # 30% of 72 and of 144 heads, rounded
+    assert (glue["ex_largest_topic"], glue["ex_largest_share"], glue["ex_topic_gate"], glue["ex_margin"]) == ("sport", "23.0", "38.0", "15")

@@ -184,3 +184,173 @@ def test_the_figures_lay_out_what_they_are_given():
     fig = chapter.similarity_heatmaps(tables)
     assert [ax.get_title() for ax in fig.axes if ax.get_title()] == ["DSE", "CRA", "AHP (row: source, column: target)"]
     plt.close(fig)
+
+
+# --- the steps moved out of the notebooks (stop 44) ----------------------------------------------------------------
+def test_the_setup_table_is_the_papers_beside_the_runs_then_the_chapters_rows():
+    from mtllib.training.trainer import TrainConfig
+
+    params = {"model": "offline", "max_train": 500, "max_eval": 200, "max_length": 64, "seeds": [0, 1, 2], "alpha": 0.3}
+    run = chapter.Start(params=params, config=TrainConfig(epochs=2, lr=1e-4))
+    table = run.setup({"partners": ["QNLI, SST-2", "tweet-sentiment (SST-2)", "yes"]})
+    assert list(table.index[:-1]) == list(paper.SETUP) and table.index[-1] == "partners"
+    assert table.loc["partners"].tolist() == ["QNLI, SST-2", "tweet-sentiment (SST-2)", "yes"]
+    assert table.loc["epochs", "ours"] == "2" and table.loc["learning rate", "ours"] == "0.0001"
+    assert len(run.setup()) == len(paper.SETUP)
+
+
+def _gate(verdicts: dict[str, str]) -> pd.DataFrame:
+    return pd.DataFrame({"learned": ["3/3" if v == "yes" else "1/3" for v in verdicts.values()], "in the verdicts": list(verdicts.values())},
+                        index=list(verdicts))
+
+
+def test_the_gate_glue_names_each_task_left_out_with_its_count():
+    glue = Glue()
+    learned = chapter.glue_gate(_gate({"a": "yes", "b": "no", "c": "yes"}), ["a", "b", "c"], "seeds", glue=glue)
+    assert learned == ["a", "c"]
+    assert glue == {"n_learned": "2", "n_tasks": "3", "left_out": "b (learned in 1/3 seeds)"}
+    chapter.glue_gate(_gate({"a": "yes"}), ["a"], "models", glue=glue)
+    assert glue["left_out"] == "none"
+
+
+def _dual_gate_rows() -> pd.DataFrame:
+    """Pairs of bbc-lede, bbc-topic and tweet-sentiment over two seeds: tweet-sentiment is not learned in seed 1
+    of its pair with bbc-topic, so only (bbc-lede, bbc-topic) enters the verdicts."""
+    rows = []
+    for seed in (0, 1):
+        for a, b in (("bbc-lede", "bbc-topic"), ("bbc-topic", "tweet-sentiment")):
+            learned_b = not (b == "tweet-sentiment" and seed == 1)
+            rows.append({"seed": seed, "A": a, "B": b, "val_A": 80.0, "val_B": 70.0 if learned_b else 40.0, "majority_A": 50.0,
+                         "majority_B": 45.0, "learned_A": True, "learned_B": learned_b, "train_seconds": 60.0 * (seed + 1)})
+    return pd.DataFrame(rows)
+
+
+def test_the_dual_gates_keep_the_pairs_of_tasks_learned_in_every_fine_tuned_model(capsys):
+    glue = Glue()
+    rows = _dual_gate_rows()
+    gates, learned, verdict_rows, verdict_pairs = chapter.dual_gates(rows, None, ["bbc-lede", "bbc-topic", "tweet-sentiment"],
+                                                                      [("bbc-lede", "bbc-topic"), ("bbc-topic", "tweet-sentiment")], glue=glue)
+    assert learned == ["bbc-lede", "bbc-topic"] and verdict_pairs == [("bbc-lede", "bbc-topic")]
+    assert len(verdict_rows) == 2 and set(verdict_rows.B) == {"bbc-topic"}
+    assert list(gates.index.get_level_values("encoder").unique()) == ["fine-tuned"]
+    assert gates.loc[("fine-tuned", "tweet-sentiment"), "learned"] == "1/2"
+    assert (glue["n_verdict_pairs"], glue["n_pairs"], glue["left_out"]) == ("1", "2", "tweet-sentiment (learned in 1/2 models)")
+    frozen = chapter.dual_gates(rows, rows.assign(learned_A=False), ["bbc-lede"], [], glue=glue)[0]
+    assert list(frozen.index.get_level_values("encoder").unique()) == ["fine-tuned", "frozen encoder"]
+    chapter.dual_times(rows, None, glue=glue)
+    assert glue["train_minutes"] == 1.5 and glue["frozen_time"] == "No frozen-encoder model was trained."
+    chapter.dual_times(rows, rows.iloc[:2], glue=glue)
+    assert glue["frozen_time"] == "One frozen-encoder model took 1.0 minutes."
+    assert "4 fine-tuned models (90 s of training each), 2 frozen-encoder models (60 s each)" in capsys.readouterr().out
+
+
+def test_table9_shows_each_pair_with_its_ci_and_the_papers_scores():
+    rows = _dual_rows().assign(base_A=80.0, base_B=70.0)
+    table = chapter.table9(rows, verdict_pairs=[("bbc-lede", "bbc-topic")])
+    assert list(table.index) == PAIRS
+    assert list(table.columns) == ["base A", "base B", "D_A", "D_B", "D", "paper D_A, D_B", "in the verdicts"]
+    assert table.loc[PAIRS[0], "D"].startswith("5.0 [") and table["in the verdicts"].tolist() == ["yes", "no"]
+    pa, pb = paper.table9_pair("bbc-lede", "bbc-topic")
+    assert table.loc[PAIRS[0], "paper D_A, D_B"] == f"{pa:.2f}, {pb:.2f}"
+    frozen = chapter.table9(rows, "BERT-base*")
+    assert "paper D_A, D_B (BERT-base*)" in frozen.columns and "in the verdicts" not in frozen.columns
+    fa, fb = paper.table9_pair("bbc-lede", "bbc-topic", "BERT-base*")
+    assert frozen.loc[PAIRS[0], "paper D_A, D_B (BERT-base*)"] == f"{fa:.2f}, {fb:.2f}" and (fa, fb) != (pa, pb)
+    assert chapter.table9(None).iloc[0, 0].startswith("not run")
+
+
+def test_the_dual_exercise_works_d_a_out_from_the_scores():
+    glue = Glue()
+    row = pd.Series({"A": "bbc-lede", "B": "bbc-topic", "seed": 2, "base_A": 80.0, "A_pruned_on_A": 60.0, "B_pruned_on_A": 76.0,
+                     "D_A": 20.0, "D_B": 4.0, "D": 12.0})
+    chapter.glue_dual_exercise(row, glue=glue)
+    assert glue["ex_pair"] == "bbc-lede + bbc-topic, seed 2"
+    assert glue["ex_by_hand"] == "20.00" and glue["ex_D_A"] == "20.00"  # 100 * (76 - 60) / 80
+
+
+def _iap_result(seed: int, perf: pd.DataFrame, masks=None, learned=None):
+    gate = pd.DataFrame({"score": perf.loc["Base"], "threshold": 60.0, "learned": learned or [True] * perf.shape[1]}, index=perf.columns)
+    return SimpleNamespace(seed=seed, perf=perf, masks=masks, gate=gate, tasks=list(perf.columns))
+
+
+#: a model on three tasks: row = whose heads are pruned ("Base": none), column = the task evaluated
+PERF = pd.DataFrame([[80.0, 60.0, 90.0], [60.0, 40.0, 81.0], [76.0, 57.0, 72.0], [72.0, 54.0, 63.0]],
+                    index=["Base", "a", "b", "c"], columns=["a", "b", "c"])
+
+
+def test_the_multitask_exercise_agrees_with_eq_5_and_7_worked_by_hand():
+    glue = Glue()
+    chapter.glue_multitask_exercise(_iap_result(0, PERF), ["a", "b", "c"], ["a", "b", "c"], glue=glue)
+    # task a: RP = 60/80 = 0.75 own, 76/80 = 0.95 and 72/80 = 0.90 others: D_a = 100 * (0.925 - 0.75) = 17.50
+    assert (glue["ex_task"], glue["ex_base"], glue["ex_own"]) == ("a", "80.00", "60.00")
+    assert glue["ex_by_hand"] == glue["ex_library"] == "17.50"
+    assert glue["ex_others"] == "76.00 with b's heads pruned; 72.00 with c's heads pruned"
+    assert glue["ex_gate_line"] == "a 80.0 (learned); b 60.0 (learned); c 90.0 (learned)"
+    chapter.glue_multitask_exercise(_iap_result(0, PERF, learned=[True, False, False]), ["a"], ["a", "b", "c"], glue=glue)
+    assert glue["ex_task"] == glue["ex_by_hand"] == stats.DASH and "b 60.0 (needs 60.0)" in glue["ex_gate_line"]
+
+
+def test_the_overlap_table_is_the_mean_share_of_heads_in_common():
+    import torch
+
+    glue = Glue()
+    masks = {"a": torch.tensor([[1, 1, 0, 0]], dtype=torch.bool), "b": torch.tensor([[1, 0, 1, 1]], dtype=torch.bool)}
+    table = chapter.overlap_table([_iap_result(0, PERF, masks)], 0.3, glue=glue)
+    assert table.loc["b", "a"] == 50.0 and round(table.loc["a", "b"], 1) == 33.3  # 1 of a's 2 heads; 1 of b's 3
+    assert table.loc["a", "a"] == stats.DASH
+    assert round(glue["overlap_mean"], 2) == 41.67 and glue["alpha_pct"] == 30.0
+    assert glue["overlap_paper"] == pytest.approx(float(paper.TABLE11.stack().mean()))
+
+
+def test_the_similarity_gate_keeps_tasks_learned_alone_and_in_every_multitask_model(monkeypatch, small_data):
+    import mtllib.training.trainer as trainer
+
+    scores = {"bbc-topic": 90.0, "tweet-sentiment": 20.0}  # tweet-sentiment below its majority class alone
+    monkeypatch.setattr(trainer, "evaluate", lambda model, data, split, batch: pd.DataFrame({"score": [scores[next(iter(data))]]}))
+    glue = Glue()
+    multi = _gate({"bbc-topic": "yes", "tweet-sentiment": "yes"})
+    table, learned, pairs = chapter.similarity_gate({"bbc-topic": None, "tweet-sentiment": None}, small_data, multi, glue=glue)
+    assert learned == ["bbc-topic"] and pairs == []
+    assert list(table.columns) == ["score", "majority", "threshold", "learned"] and not table.loc["tweet-sentiment", "learned"]
+    assert glue == {"n_learned": "1", "n_tasks": "2", "n_verdict_pairs": "0", "n_all_pairs": "1"}
+    scores["tweet-sentiment"] = 95.0
+    assert chapter.similarity_gate({"bbc-topic": None, "tweet-sentiment": None}, small_data, multi, glue=glue)[2] == ["bbc-topic + tweet-sentiment"]
+
+
+def test_pair_dissociation_averages_the_two_directions_over_the_models():
+    results = [_iap_result(0, PERF), _iap_result(1, PERF)]
+    d, table = chapter.pair_dissociation(results, ["a", "b", "c"], ["a + b"])
+    # a + b: D_a with b pruned = 100 * (76/80 - 60/80) = 20; D_b with a pruned = 100 * (40/60 - 57/60) = -28.33...
+    assert list(d.index) == ["a + b", "a + c", "b + c"]
+    assert d["a + b"] == pytest.approx((20.0 - 28.333333) / 2, abs=1e-4)
+    assert table["in the verdicts"].tolist() == ["yes", "no", "no"] and table.loc["a + b", "D (%)"].startswith("-4.17")
+    assert list(chapter.pair_dissociation(results, ["a"], [])[0].index) == ["a + b", "a + c", "b + c"]  # all tasks when < 2 learned
+
+
+def test_similarity_claims_need_two_pairs_and_read_a_negative_correlation():
+    glue = Glue()
+    pairs = ["a + b", "a + c", "b + c"]
+    table = pd.DataFrame([[1.0, 0.9, 0.1], [0.9, 1.0, 0.5], [0.1, 0.5, 1.0]], index=["a", "b", "c"], columns=["a", "b", "c"])
+    d = pd.Series({"a + b": 1.0, "a + c": 9.0, "b + c": 5.0})  # the more similar, the less dissociated
+    claims = chapter.similarity_claims({"DSE": table, "CRA": table}, d, pairs, glue=glue)
+    assert list(claims.index) == ["DSE: more similar pairs dissociate less", "CRA: more similar pairs dissociate less"]
+    assert claims.loc["DSE: more similar pairs dissociate less", "ours"].startswith("-1.00")  # a perfect negative correlation...
+    assert claims.verdict.tolist() == ["inconclusive at this budget"] * 2 and glue["n_inconclusive"] == "2"  # ...over 3 pairs only
+    nothing = chapter.similarity_claims({"DSE": table}, d, pairs[:1], glue=glue)
+    assert "fewer than two pairs" in nothing.to_string()
+
+
+def test_the_similarity_exercise_numbers_are_the_fisher_z_arithmetic():
+    glue = Glue()
+    chapter.glue_similarity_exercise(4, 3, glue=glue)
+    assert (glue["ex_z95"], glue["ex_r10"], glue["ex_pairs_here"], glue["ex_ahp_uniform"]) == ("1.96", "0.63", "3", "0.25")
+    assert int(glue["ex_needed_05"]) == stats.points_needed(-0.5) > 10
+
+
+def test_the_paradigm_exercise_recovers_the_papers_printed_d_from_its_scores():
+    glue = Glue()
+    row = paper.TABLE4.iloc[0]
+    chapter.glue_paradigm_exercise(row, 2.0, glue=glue)
+    # Eq. 6 on the printed scores gives back the printed D's up to their rounding
+    assert abs(float(glue["ex_da"]) - row.D_A) < 0.05 and abs(float(glue["ex_db"]) - row.D_B) < 0.05
+    assert float(glue["ex_gap"]) < 0.05 and glue["ex_margin"] == "2" and glue["ex_pair"] == f"{row.A} + {row.B}"
