@@ -171,12 +171,9 @@ def gate_and_claims(rows: pd.DataFrame, data: dict, targets: list[str], ks: list
     target at the largest k (``ex_target``, ``ex_baseline``, ``ex_iat_gain``, ``ex_gate``)."""
     glue = glue_function(glue)
     top, k0 = max(ks), min(ks)
-    gate = []
-    for t in targets:
-        mean, majority, metric = float(score(rows, t, exp.BASELINE, top, seeds).mean()), learnability.majority_for(data[t], "test"), get_task(t).main_metric
-        gate.append({"target": t, f"baseline at k = {top} (mean)": mean, "majority": majority, "threshold": learnability.threshold(metric, majority),
-                     "learned": learnability.is_learned(metric, mean, majority)})
-    gate = pd.DataFrame(gate).set_index("target")
+    gate = learnability.gate({t: float(score(rows, t, exp.BASELINE, top, seeds).mean()) for t in targets},
+                             {t: learnability.majority_for(data[t], "test") for t in targets}, {t: get_task(t).main_metric for t in targets})
+    gate = gate.rename(columns={"score": f"baseline at k = {top} (mean)"}).rename_axis("target")
     judged = [t for t in targets if gate.loc[t, "learned"]]
     glue("judged", ", ".join(judged) or "none")
     claims_rows = []

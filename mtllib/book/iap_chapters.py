@@ -135,10 +135,11 @@ def dual_gates(tuned_rows: pd.DataFrame, frozen_rows: pd.DataFrame | None, tasks
     model, and the pairs of two such tasks with their rows. Glues :func:`glue_gate`'s keys, ``n_verdict_pairs``
     and ``n_pairs``. Returns ``(gates, learned, verdict_rows, verdict_pairs)``."""
     glue = glue_function(glue)
-    gates = pd.concat({"fine-tuned": iap.dual_gate(tuned_rows), **({} if frozen_rows is None else {"frozen encoder": iap.dual_gate(frozen_rows)})},
+    tuned_gate = iap.dual_gate(tuned_rows)
+    gates = pd.concat({"fine-tuned": tuned_gate, **({} if frozen_rows is None else {"frozen encoder": iap.dual_gate(frozen_rows)})},
                       names=["encoder", "task"])
-    learned = glue_gate(gates.loc["fine-tuned"], tasks, "models", glue)
-    verdict_rows = iap.learned_pairs(tuned_rows)
+    learned = glue_gate(tuned_gate, tasks, "models", glue)
+    verdict_rows = iap.learned_pairs(tuned_rows, tuned_gate)
     verdict_pairs = list(dict.fromkeys(zip(verdict_rows.A, verdict_rows.B)))
     glue("n_verdict_pairs", str(len(verdict_pairs)))
     glue("n_pairs", str(len(pairs)))

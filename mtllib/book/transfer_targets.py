@@ -29,8 +29,9 @@ class Start(TrainingRun):
     prepared data, with the clock the chapter's run time is read from (``minutes()``)."""
 
     schemes: list[str]
-    pf_config: object
-    ft_config: object
+    #: the pre-finetuning and fine-tuning recipes (:class:`~mtllib.training.trainer.TrainConfig`), set by :func:`start`
+    pf_config: object = None
+    ft_config: object = None
 
 
 def start(params: dict, notebook: str, glue=None) -> Start:
@@ -53,7 +54,7 @@ def start(params: dict, notebook: str, glue=None) -> Start:
     schemes = tr.all_schemes(p["groups"])
     tr.check_design(p["groups"], {p["target_group"]: p["targets"]}, schemes)
     device = pick_device(p["device"])
-    run = Start(params=p, device=device, started=started, schemes=schemes, pf_config=None, ft_config=None)
+    run = Start(params=p, device=device, started=started, schemes=schemes)
     run.pf_config, run.ft_config = run.recipe(epochs=p["pf_epochs"], device=device), run.recipe(device=device)
     run.data = prepare_data(p["model"], p["groups"], p["targets"], p["max_length"], p["max_train"], p["max_eval"], p["pf_train"], p["pf_eval"])
     for key, value in {"target_group": p["target_group"], "targets": ", ".join(p["targets"]), "n_seeds": len(p["seeds"]),

@@ -295,9 +295,10 @@ def dual_gate(rows: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def learned_pairs(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows of :func:`dual_task` whose pair has both tasks learned in every model (the verdicts' pairs)."""
-    gate = dual_gate(rows)
+def learned_pairs(rows: pd.DataFrame, gate: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The rows of :func:`dual_task` whose pair has both tasks learned in every model (the verdicts' pairs), by
+    ``gate`` (:func:`dual_gate` of these rows, computed when not given)."""
+    gate = dual_gate(rows) if gate is None else gate
     ok = set(gate.index[gate["in the verdicts"] == "yes"])
     return rows[rows.A.isin(ok) & rows.B.isin(ok)]
 

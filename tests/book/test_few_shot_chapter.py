@@ -89,6 +89,7 @@ def test_only_targets_that_pass_the_gate_enter_the_claims(targets_data):
     seeds = list(range(10))
     gate, claims = chapter.gate_and_claims(_rows(base=80.0), targets_data, ["bbc-pair", "tweet-pair"], [4, 16], 4, seeds, glue=glue)
     assert gate.loc["bbc-pair", "learned"] and not gate.loc["tweet-pair", "learned"]  # tweet-pair sits at chance
+    assert gate.loc["bbc-pair", "reason"] == "" and gate.loc["tweet-pair", "reason"].startswith("accuracy ")  # the gate says why
     assert glue["judged"] == "bbc-pair"
     assert list(claims.index) == ["bbc-pair: IAT transfers better than the baseline at k = 4 (points)",
                                   "bbc-pair: IAT transfers better than random heads at k = 4 (points)"]

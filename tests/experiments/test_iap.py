@@ -79,6 +79,9 @@ def test_dual_gate_counts_every_model_that_trained_a_task():
     assert gate.loc["y", "validation (min)"] == 50.0 and gate.loc["y", "validation (mean)"] == pytest.approx(70.0)
     kept = iap.learned_pairs(rows)
     assert list(zip(kept.A, kept.B)) == [("x", "z")]  # y failed once: both of its pairs leave the verdicts
+    assert iap.learned_pairs(rows, gate).equals(kept)  # the gate given is the gate used
+    everyone = gate.assign(**{"in the verdicts": "yes"})
+    assert len(iap.learned_pairs(rows, everyone)) == len(rows)
 
 
 def test_dual_task_refuses_bad_pairs_before_training(tiny):
