@@ -135,3 +135,25 @@ def ddp_config(**changes):
     from mtllib.training.trainer import TrainConfig
 
     return TrainConfig(**{"epochs": 2, "batch_size": 8, "lr": 5e-3, **changes})
+
+
+def executed_copy(tmp_path, name, glued: dict, record: dict | None) -> None:
+    """An executed copy ``tmp_path/book/<name>.ipynb`` whose outputs are what ``myst_nb.glue`` writes when
+    :func:`mtllib.book.results.glue_frame` glues each of ``glued`` (``{name: frame}``), with ``record`` as its
+    run record (none when ``None``)."""
+    import nbformat
+
+    from mtllib.book import results
+
+    outputs = []
+
+    def fake_glue(key, value, display=False):  # what myst_nb.glue(display=False) records for a string
+        outputs.append(nbformat.v4.new_output("display_data", data={"application/papermill.record/text/plain": repr(value)},
+                                              metadata={"scrapbook": {"mime_prefix": "application/papermill.record/", "name": key}}))
+
+    for key, frame in glued.items():
+        results.glue_frame(key, frame, glue=fake_glue)
+    cell = nbformat.v4.new_code_cell("glue(...)", outputs=outputs)
+    nb = nbformat.v4.new_notebook(cells=[cell], metadata={"mtllib": record} if record else {})
+    (tmp_path / "book").mkdir(exist_ok=True)
+    nbformat.write(nb, tmp_path / "book" / f"{name}.ipynb")

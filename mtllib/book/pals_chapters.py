@@ -1,11 +1,12 @@
 """The chapters of "BERT and PALs": 06 (Table 1's accounting and Table 2, Sec. 4-5), 06b (where to add PALs,
 Sec. 5.2), 06c (the small budget, Sec. 5.1), 06d (sampling schedules, Sec. 4.1 and 6), 06e (training curves,
-Appendix A) and 06f (a span-QA and a multiple-choice task, Appendix B). Each function here is a step those
-notebooks share: the opening (parameters checked, the encoder's configuration and the paper's budget on it,
-then the data and the training recipe), the parameter tables as a page shows them, the per-seed differences the
-claims are judged on, how far each variant moved from the fully shared model, the figure of the averages and
-the set-up beside the paper's. What the chapters train stays in :mod:`mtllib.experiments.adapters`; reading
-the trained variants, in :mod:`mtllib.book.variants`.
+Appendix A), 06f (a span-QA and a multiple-choice task, Appendix B) and 06g (Table 2 on the GLUE-like suite).
+Each function here is a step those notebooks share: the opening (parameters checked, the encoder's
+configuration and the paper's budget on it, then the data and the training recipe), the parameter tables as a
+page shows them, the per-seed differences the claims are judged on, how far each variant moved from the fully
+shared model, the figure of the averages, the set-up beside the paper's, and the fully shared models read from
+another chapter that trained them on the same recipe. What the chapters train stays in
+:mod:`mtllib.experiments.adapters`; reading the trained variants, in :mod:`mtllib.book.variants`.
 """
 
 from __future__ import annotations
@@ -150,3 +151,25 @@ def average_figure(per_seed: pd.DataFrame, learned: list[str], order: list[str] 
         plots.nothing_to_show(ax, "no task was learned by every model")
     fig.tight_layout()
     return fig
+
+
+def borrowed_shared(source: str, recipe: pd.DataFrame, seeds: list[int], book_dir=None, variant: str | None = None) -> tuple[pd.DataFrame, str]:
+    """The fully shared models' rows for ``seeds`` (the columns of :func:`mtllib.experiments.adapters.run_variants`,
+    ``method`` ``"shared"``) read from chapter ``source``'s executed copy, where they were trained as its
+    multi-task baseline (``variant``; default :data:`mtllib.experiments.iat.BASELINE`), and a line naming that
+    copy (profile, commit, date) for the page. A plain multi-task model is a fully shared one, and the two
+    chapters' models are the same only on the same recipe: :func:`mtllib.book.results.read_same_recipe` refuses a
+    copy trained otherwise, and a seed the copy lacks is refused here. Nothing is trained."""
+    from mtllib import checks
+    from mtllib.book import results
+    from mtllib.experiments.adapters import RUN_COLUMNS
+    from mtllib.experiments.iat import BASELINE
+
+    scores, record = results.read_same_recipe(source, recipe, "scores", book_dir)
+    base = scores[scores.variant == (variant or BASELINE)]
+    missing = sorted(set(seeds) - set(base.seed))
+    if missing:
+        raise checks.BadInput(f"{source} has no {variant or BASELINE} model for seed(s) {missing} (it has {sorted(set(base.seed))}): "
+                              f"execute it with these seeds, or train the fully shared models here (shared_from = None)")
+    rows = base[base.seed.isin(seeds)].assign(variant="shared")[RUN_COLUMNS].rename(columns={"variant": "method"})
+    return rows.reset_index(drop=True), f"{source} ({record['profile']} profile, commit {record['commit']}, executed {record['executed_at']})"

@@ -67,3 +67,37 @@ def check_same(records: dict[str, dict], keys: list[str]) -> None:
         if len({json.dumps(v, sort_keys=True) for v in values.values()}) > 1:
             shown = "; ".join(f"{nb}: {v!r}" for nb, v in values.items())
             raise checks.BadInput(f"the executed chapters disagree on {key!r} ({shown}): re-execute them with one profile and one setting")
+
+
+#: TrainConfig fields that do not change what a model learns or how it is scored (where it runs, which seed: the
+#: seeds are matched row by row, and checkpointing)
+NOT_RECIPE = ("device", "seed", "checkpoint_dir", "checkpoint_every")
+
+
+def recipe_frame(params: dict, data: dict, config) -> pd.DataFrame:
+    """What decides a chapter's trained models, one row per ``setting`` (its ``value`` as JSON): the ``model``
+    and ``max_length`` parameters, the prepared tasks (``data``) in order with each one's training, validation
+    and test sizes, and every field of the training recipe ``config`` (a dataclass) but those in
+    :data:`NOT_RECIPE`. A chapter glues it as ``"recipe"`` beside the scores another chapter may read
+    (:func:`read_same_recipe`)."""
+    import dataclasses
+
+    rows = {"model": params["model"], "max_length": params["max_length"], "tasks": list(data)}
+    rows.update({f"{t} {split}": len(td.features[split]) for t, td in data.items() for split in ("train", "validation", "test")})
+    rows.update({k: v for k, v in dataclasses.asdict(config).items() if k not in NOT_RECIPE})
+    return pd.DataFrame({"setting": list(rows), "value": [json.dumps(v, sort_keys=True, default=str) for v in rows.values()]})
+
+
+def read_same_recipe(notebook: str, recipe: pd.DataFrame, name: str, book_dir: str | Path | None = None) -> tuple[pd.DataFrame, dict]:
+    """The table glued as ``name`` in ``notebook``'s executed copy and the copy's run record, provided its models
+    were trained as ``recipe`` says (:func:`recipe_frame`; the copy glues its own as ``"recipe"``). Refuses, with
+    :class:`mtllib.checks.BadInput` naming every setting that differs, a copy trained otherwise."""
+    path = executed_copy(notebook, book_dir)
+    theirs, ours = read_frame(path, "recipe").set_index("setting").value, recipe.set_index("setting").value
+    differ = [s for s in dict.fromkeys([*ours.index, *theirs.index]) if theirs.get(s) != ours.get(s)]
+    if differ:
+        shown = "; ".join(f"{s}: {theirs.get(s, 'absent')} there, {ours.get(s, 'absent')} here" for s in differ[:6])
+        more = f" (and {len(differ) - 6} more)" if len(differ) > 6 else ""
+        raise checks.BadInput(f"{notebook}'s models were trained on another recipe ({shown}{more}): give both chapters the same "
+                              f"settings and re-execute {notebook}, or train these models here")
+    return read_frame(path, name), read_record(path)

@@ -7,8 +7,11 @@ Command line (what ``make book`` and ``make run`` call)::
 
 ``run`` re-executes the named notebooks, or else every notebook whose executed copy is missing or stale;
 ``--missing`` executes only those without an executed copy (and lists the stale ones with a warning);
-``--force`` re-executes all. A profile is a YAML file ``notebooks/params/<profile>.yml`` that maps every
-notebook name to the parameters it runs with (see ``notebooks/params/README.md``).
+``--force`` re-executes all. They run in name order, except that a chapter whose parameters name another
+(06g's ``shared_from``, 09e's ``chapters``: it reads that chapter's executed copy) runs after it. A profile is
+a YAML file ``notebooks/params/<profile>.yml`` that maps every notebook name to the parameters it runs with
+(see ``notebooks/params/README.md``); ``notebooks/pages.yml`` names the pages made from another notebook's
+source (:meth:`Project.pages`).
 
 An executed copy is *stale* when the hash stored in its metadata differs from the hash of: the source
 notebook's cells, the profile's parameters for it, and the ``mtllib`` modules the notebook imports,
@@ -54,6 +57,8 @@ class NotebookFailed(RunnerError):
 #: parameters, never what it computes, so adding a chapter's rules leaves the other chapters fresh. That every
 #: profile still passes the rules is tested (``tests/book/test_params.py``), not read from staleness.
 NOT_HASHED = ("mtllib.book.params",)
+#: the file in ``notebooks/`` that names the pages made from another page's source notebook (:meth:`Project.pages`)
+PAGES_FILE = "pages.yml"
 
 
 def _say(message: str) -> None:
@@ -68,6 +73,7 @@ class Project:
     book_dir: Path | None = None
     library_dir: Path = PACKAGE_DIR
     _profiles: dict = field(default_factory=dict, repr=False)
+    _pages: dict | None = field(default=None, repr=False)
 
     def __post_init__(self):
         self.root = Path(self.root)
@@ -81,15 +87,45 @@ class Project:
     def params_dir(self) -> Path:
         return self.notebooks_dir / "params"
 
+    @property
+    def pages_file(self) -> Path:
+        return self.notebooks_dir / PAGES_FILE
+
     # -- inventory -----------------------------------------------------------------------------------
+    def pages(self) -> dict[str, str]:
+        """The pages made from another source notebook, ``{page: source}`` (:data:`PAGES_FILE`; none when the
+        file is absent): one experiment with other parameters (07c's Table 5 under annealed sampling, 07d its
+        Table 12 under proportional), without a second copy of its code. A page is a notebook name like any
+        other (an entry in every profile, an executed copy ``book/<page>.ipynb``); only its source is another's."""
+        if self._pages is None:
+            path, sources = self.pages_file, sorted(p.stem for p in self.notebooks_dir.glob("*.ipynb"))
+            try:
+                data = (yaml.safe_load(path.read_text()) or {}) if path.exists() else {}
+            except yaml.YAMLError as err:
+                raise RunnerError(f"{path}: not valid YAML ({str(err).splitlines()[0]})") from None
+            if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+                raise RunnerError(f"{path}: expected a mapping of page name -> source notebook name, got {data!r}")
+            for page, source in data.items():
+                if page in sources:
+                    raise RunnerError(f"{path}: page {page!r} is a source notebook of its own (notebooks/{page}.ipynb): rename one")
+                if source not in sources:
+                    raise RunnerError(f"{path}: page {page!r} is made from {source!r}, which is not a source notebook; sources are: {', '.join(sources)}")
+            self._pages = data
+        return self._pages
+
     def notebook_names(self) -> list[str]:
-        return sorted(p.stem for p in self.notebooks_dir.glob("*.ipynb"))
+        """Every page of the book that the runner executes: the source notebooks and the :meth:`pages`."""
+        return sorted({p.stem for p in self.notebooks_dir.glob("*.ipynb")} | set(self.pages()))
 
     def profile_names(self) -> list[str]:
         return sorted(p.stem for p in self.params_dir.glob("*.yml"))
 
+    def source_name(self, name: str) -> str:
+        """The source notebook a page is executed from: its own, or the one :meth:`pages` names."""
+        return self.pages().get(name, name)
+
     def source(self, name: str) -> Path:
-        return self.notebooks_dir / f"{name}.ipynb"
+        return self.notebooks_dir / f"{self.source_name(name)}.ipynb"
 
     def executed(self, name: str) -> Path:
         return self.book_dir / f"{name}.ipynb"
@@ -211,12 +247,26 @@ def _run_record_cell(record: dict):
         f"at commit `{record['commit']}` in {_format_duration(record['run_time_s'])} "
         f"(Python {record['python']}, torch {record['torch']}, {record.get('threads', '?')} CPU threads).\n"
         f"Parameters: {params}.\n"
-        "```"
+        + (f"Source: `{record['source']}` with these parameters.\n" if record.get("source") else "")
+        + "```"
     )
     cell = nbformat.v4.new_markdown_cell(text)
     cell.metadata["tags"] = [RUN_RECORD_TAG]
     cell["id"] = RUN_RECORD_TAG
     return cell
+
+
+def relabel(nb, source: str, page: str) -> None:
+    """Give a page made from another page's source its own cross-reference labels, in place: in the markdown
+    cells, every label of the source's chapter (``ex-07c-steps``, ``fig-07c-gains``: a kind, the chapter's number,
+    a name) gets the page's number (``ex-07d-steps``), so the two pages' labels do not collide in the book."""
+    import re
+
+    old, new = source.split("_")[0], page.split("_")[0]
+    pattern = re.compile(rf"\b([a-z]+)-{re.escape(old)}-(?=[a-z0-9])")
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = pattern.sub(rf"\1-{new}-", cell.source)
 
 
 def run_notebook(project: Project, name: str, out: Path, parameters: dict, source: Path | None = None) -> None:
@@ -279,6 +329,9 @@ def execute(project: Project, name: str, profile: str) -> Path:
             # same seed, profile and thread count give the same numbers on a CPU; 1 and 2 threads differ by ~1e-6
             "threads": torch.get_num_threads(),
         }
+        if project.source_name(name) != name:  # a page made from another page's source
+            record["source"] = f"notebooks/{project.source_name(name)}.ipynb"
+            relabel(nb, project.source_name(name), name)
         nb.metadata["mtllib"] = record
         nb.cells = [c for c in nb.cells if RUN_RECORD_TAG not in c.metadata.get("tags", [])]
         nb.cells.insert(1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0, _run_record_cell(record))
@@ -354,9 +407,34 @@ def select(project: Project, profile: str, names: list[str], force: bool = False
     return [n for n in all_names if states[n] != "fresh"], []
 
 
+def reads(project: Project, profile: str, name: str) -> list[str]:
+    """The chapters whose executed copies ``name`` reads under ``profile``: every parameter value that names
+    another notebook, alone or in a list (09e's ``chapters``, 06g's ``shared_from``)."""
+    names = set(project.notebook_names()) - {name}
+    found = []
+    for value in project.profile(profile)[name].values():
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str) and v in names and v not in found:
+                found.append(v)
+    return found
+
+
+def in_reading_order(project: Project, profile: str, to_run: list[str]) -> list[str]:
+    """``to_run`` reordered so that a chapter runs after every chapter in ``to_run`` whose executed copy it
+    reads (:func:`reads`), the given order kept otherwise (the runner's is by name: 06g reads 07c)."""
+    needs = {n: set(reads(project, profile, n)) for n in to_run}
+    ordered, pending = [], list(to_run)
+    while pending:
+        ready = next((n for n in pending if not needs[n] & (set(pending) - {n})), pending[0])  # a cycle: the given order
+        ordered.append(ready)
+        pending.remove(ready)
+    return ordered
+
+
 def run(project: Project, profile: str, names: list[str], force: bool = False, missing_only: bool = False, log=_say) -> list[Path]:
     """Execute the selected notebooks one by one, stopping at the first failure."""
     to_run, stale = select(project, profile, names, force=force, missing_only=missing_only)
+    to_run = in_reading_order(project, profile, to_run)
     for n in stale:
         log(f"warning: book/{n}.ipynb is stale for profile {profile!r} (re-run with `make run NB={n}`)")
     if not to_run:

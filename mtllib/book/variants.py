@@ -1,7 +1,9 @@
 """The steps that the chapters comparing variants of one multi-task model share ("BERT and PALs": 06b compares
-placements, 06c methods on a small budget, 06d sampling schedules): the data each variant trains on, the
-slowest variant's training time, the tasks every model learned, and the score table with the average over
-those tasks. The rows are :func:`mtllib.experiments.adapters.run_variants`'s (one per variant, seed and task).
+placements, 06c methods on a small budget, 06d sampling schedules, 06g methods on the GLUE-like suite; the IAT
+chapters too): the data each variant trains on and each task's GLUE role, the slowest variant's training
+time, the tasks every model learned, the score table with the average over those tasks, and a variant's
+per-task gains as a figure. The rows are :func:`mtllib.experiments.adapters.run_variants`'s (one per variant,
+seed and task).
 """
 
 from __future__ import annotations
@@ -21,6 +23,20 @@ def data_table(data: dict) -> pd.DataFrame:
 
     return pd.DataFrame({n: {"train": len(d.features["train"]), "test": len(d.features["test"]), "metric": get_task(n).main_metric,
                              "majority class, test (%)": round(majority_for(d, "test"), 1)} for n, d in data.items()}).T
+
+
+def glue_role(task: str) -> str | None:
+    """The GLUE task whose role ``task`` plays in the GLUE-like suite (:data:`mtllib.data.tasks.GLUE_LIKE`:
+    ``"bbc-next"`` gives ``"mnli"``), a GLUE task's own name for itself, ``None`` for any other task."""
+    from mtllib.data.tasks import GLUE_LIKE
+
+    return task if task in GLUE_LIKE else {t: g for g, t in GLUE_LIKE.items()}.get(task)
+
+
+def role_label(task: str) -> str:
+    """``"bbc-next (mnli)"`` for a stand-in of the GLUE-like suite (:func:`glue_role`), the name alone otherwise."""
+    role = glue_role(task)
+    return f"{task} ({role})" if role not in (None, task) else task
 
 
 def train_minutes(rows: pd.DataFrame, seeds: list[int], by: str = "variant") -> float:
@@ -104,5 +120,25 @@ def variants_figure(per_seed: pd.DataFrame, differences: dict, order: list[str] 
         axes[1].tick_params(axis="x", labelrotation=15)
     else:
         plots.nothing_to_show(axes[1], "no claim could be judged")
+    fig.tight_layout()
+    return fig
+
+
+def gains_figure(gains: pd.DataFrame, learned: list[str], title: str, ylabel: str, paper: pd.Series | None = None):
+    """One panel: a variant's per-seed difference from its reference (``gains``: rows = seeds, a column per task
+    and ``"average"``) for the learned tasks and the average, each task named with its GLUE role
+    (:func:`role_label`); dots are seeds, the bar the mean with its 95% t-interval, red diamonds the paper's values
+    (``paper``, indexed by task or ``"average"``). A panel saying so when no task was learned by every model."""
+    import matplotlib.pyplot as plt
+
+    from mtllib.book import plots
+
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    shown = gains[[c for c in gains.columns if c in learned or c == "average"]]
+    if shown.shape[1]:
+        plots.seeds_with_ci(ax, shown.rename(columns=role_label), paper=None if paper is None else paper.rename(role_label), ylabel=ylabel)
+        ax.set_title(title)
+    else:
+        plots.nothing_to_show(ax, "no task was learned by every model")
     fig.tight_layout()
     return fig

@@ -1,17 +1,23 @@
 """The instructor's page (book/instructors.md) lists every chapter's exercises and nothing that is not there."""
-import json
 import re
 from pathlib import Path
+
+import nbformat
+
+from mtllib.book import runner
 
 ROOT = Path(__file__).resolve().parents[2]
 LABEL = re.compile(r"```\{exercise\}[^\n]*\n:label: ([\w-]+)")
 
 
 def exercise_labels() -> dict[str, set[str]]:
-    labels = {}
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]*.ipynb")):
-        text = "".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown")
-        labels[path.stem] = set(LABEL.findall(text))
+    """Every chapter's exercise labels, a page made from another source (notebooks/pages.yml) with its own."""
+    project, labels = runner.Project(), {}
+    for name in project.notebook_names():
+        nb = nbformat.read(project.source(name), as_version=4)
+        if project.source_name(name) != name:
+            runner.relabel(nb, project.source_name(name), name)
+        labels[name] = set(LABEL.findall("".join(c.source for c in nb.cells if c.cell_type == "markdown")))
     return labels
 
 

@@ -130,3 +130,30 @@ def test_the_average_figure_says_so_when_no_task_was_learned():
     assert ax.get_title() == "average over the learned tasks (bbc-topic)"
     empty = chapter.average_figure(pd.DataFrame(), [])
     assert [t.get_text() for t in empty.axes[0].texts] == ["no task was learned by every model"]
+
+
+def test_the_fully_shared_models_are_read_from_a_chapter_that_trained_them_on_the_same_recipe(tmp_path):
+    from tiny import executed_copy
+
+    from mtllib.book import results
+    from mtllib.experiments.adapters import RUN_COLUMNS
+    from mtllib.experiments.iat import BASELINE
+
+    class Prepared:
+        features = {"train": [0] * 8, "validation": [0] * 4, "test": [0] * 4}
+
+    params, data = {"model": "offline", "max_length": 64}, {"a": Prepared(), "b": Prepared()}
+    recipe = results.recipe_frame(params, data, chapter.TrainingRun(params={"epochs": 2, "lr": 1e-4}).recipe())
+    scores = pd.DataFrame([(s, v, t, 50.0 + 10 * s + (v == "IAT"), 60.0, 40.0, True, 30.0, 0)
+                           for s in (0, 1, 2) for v in (BASELINE, "IAT") for t in ("a", "b")],
+                          columns=["seed", "variant", "task", "score", "validation", "majority", "learned", "train_seconds", "best_epoch"])
+    executed_copy(tmp_path, "07c", {"scores": scores, "recipe": recipe}, {"profile": "cpu", "commit": "abc1234", "executed_at": "2026-12-04 07:00 UTC"})
+    rows, source = chapter.borrowed_shared("07c", recipe, [0, 2], tmp_path / "book")
+    assert list(rows.columns) == ["method", *RUN_COLUMNS[1:]] and set(rows.method) == {"shared"}
+    assert rows[["seed", "task", "score"]].values.tolist() == [[0, "a", 50.0], [0, "b", 50.0], [2, "a", 70.0], [2, "b", 70.0]]  # the baseline, not IAT
+    assert source == "07c (cpu profile, commit abc1234, executed 2026-12-04 07:00 UTC)"
+    with pytest.raises(checks.BadInput, match=r"07c has no MTL model for seed\(s\) \[3\]"):
+        chapter.borrowed_shared("07c", recipe, [0, 3], tmp_path / "book")
+    longer = results.recipe_frame(params, data, chapter.TrainingRun(params={"epochs": 3, "lr": 1e-4}).recipe())
+    with pytest.raises(checks.BadInput, match="epochs: 2 there, 3 here"):
+        chapter.borrowed_shared("07c", longer, [0], tmp_path / "book")

@@ -17,7 +17,7 @@ def _values(profile, name):
 
 @pytest.mark.parametrize("name", PROJECT.notebook_names())
 def test_every_declared_parameter_has_a_rule(name):
-    assert set(RULES[name]) == set(runner.declared_parameters(PROJECT.source(name)))
+    assert set(RULES[PROJECT.source_name(name)]) == set(runner.declared_parameters(PROJECT.source(name)))
 
 
 @pytest.mark.parametrize("profile", PROJECT.profile_names())
@@ -25,11 +25,11 @@ def test_every_declared_parameter_has_a_rule(name):
 def test_every_profile_passes_the_checks_that_need_no_hub(profile, name):
     values = _values(profile, name)
     if profile == "paper":  # paper tasks and models need the hub: check types and ranges only
-        for key, rule in RULES[name].items():
+        for key, rule in RULES[PROJECT.source_name(name)].items():
             if key not in ("task", "tasks", "single_task", "pair_version", "partners", "targets", "model"):
                 rule(key, values[key])
         return
-    assert check_parameters(values, name) == values
+    assert check_parameters(values, PROJECT.source_name(name)) == values  # a page has its source's rules
 
 
 def test_per_task_sizes():

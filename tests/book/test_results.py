@@ -2,28 +2,14 @@
 with its run record; a missing copy, a missing table and copies made with other settings are refused."""
 
 
-import nbformat
+import dataclasses
+
 import pandas as pd
 import pytest
 
 from mtllib import checks
 from mtllib.book import results
-
-
-def executed(tmp_path, name, glued: dict, record: dict | None) -> None:
-    """An executed copy in ``tmp_path/book`` whose outputs are what ``myst_nb.glue`` writes for ``glued``."""
-    outputs = []
-
-    def fake_glue(key, value, display=False):  # what myst_nb.glue(display=False) records for a string
-        outputs.append(nbformat.v4.new_output("display_data", data={"application/papermill.record/text/plain": repr(value)},
-                                              metadata={"scrapbook": {"mime_prefix": "application/papermill.record/", "name": key}}))
-
-    for key, frame in glued.items():
-        results.glue_frame(key, frame, glue=fake_glue)
-    cell = nbformat.v4.new_code_cell("glue(...)", outputs=outputs)
-    nb = nbformat.v4.new_notebook(cells=[cell], metadata={"mtllib": record} if record else {})
-    (tmp_path / "book").mkdir(exist_ok=True)
-    nbformat.write(nb, tmp_path / "book" / f"{name}.ipynb")
+from tiny import executed_copy as executed
 
 
 SCORES = pd.DataFrame({"scheme": ["Baseline", "Only-SL"], "target": ["tweet-pos", "tweet-pos"], "seed": [0, 0], "score": [61.25, 63.5],
@@ -58,3 +44,46 @@ def test_copies_with_other_settings_are_refused():
         results.check_same({"a": a, "b": {**b, "parameters": {**b["parameters"], "seeds": [0]}}}, ["seeds", "groups"])
     with pytest.raises(checks.BadInput, match="disagree on 'profile'"):
         results.check_same({"a": a, "b": {**b, "profile": "smoke"}}, ["seeds"])
+
+
+@dataclasses.dataclass
+class Recipe:  # a training recipe's shape: what decides the model, and what does not (NOT_RECIPE)
+    epochs: int = 2
+    lr: float = 1e-4
+    betas: tuple = (0.9, 0.999)
+    device: str = "cpu"
+    seed: int = 0
+
+
+class Prepared:  # a prepared task: only its split sizes matter here
+    def __init__(self, train, validation=3, test=3):
+        self.features = {"train": [0] * train, "validation": [0] * validation, "test": [0] * test}
+
+
+PARAMS = {"model": "offline", "max_length": 128}
+DATA = {"a": Prepared(10), "b": Prepared(20)}
+
+
+def test_the_recipe_holds_the_model_the_tasks_their_sizes_and_the_training_fields():
+    frame = results.recipe_frame(PARAMS, DATA, Recipe()).set_index("setting").value
+    assert list(frame.index) == ["model", "max_length", "tasks", "a train", "a validation", "a test", "b train", "b validation",
+                                 "b test", "epochs", "lr", "betas"]  # no device, no seed
+    assert frame["tasks"] == '["a", "b"]' and frame["b train"] == "20" and frame["betas"] == "[0.9, 0.999]"
+    assert results.recipe_frame(PARAMS, DATA, Recipe(device="cuda", seed=3)).equals(results.recipe_frame(PARAMS, DATA, Recipe()))
+
+
+def test_a_table_is_read_only_from_a_copy_trained_on_the_same_recipe(tmp_path):
+    record = {"profile": "cpu", "commit": "abc1234", "parameters": {}}
+    executed(tmp_path, "07c", {"scores": SCORES, "recipe": results.recipe_frame(PARAMS, DATA, Recipe())}, record)
+    table, got = results.read_same_recipe("07c", results.recipe_frame(PARAMS, DATA, Recipe(device="cuda")), "scores", tmp_path / "book")
+    pd.testing.assert_frame_equal(table, SCORES)
+    assert got == record
+    other = results.recipe_frame(PARAMS, {"a": Prepared(10), "b": Prepared(21)}, Recipe(lr=3e-4))
+    with pytest.raises(checks.BadInput, match=r"07c's models were trained on another recipe \(b train: 20 there, 21 here; lr: 0.0001 there, 0.0003 here\)"):
+        results.read_same_recipe("07c", other, "scores", tmp_path / "book")
+    fewer = results.recipe_frame(PARAMS, {"a": Prepared(10)}, Recipe())
+    with pytest.raises(checks.BadInput, match="b train: 20 there, absent here"):
+        results.read_same_recipe("07c", fewer, "scores", tmp_path / "book")
+    executed(tmp_path, "old", {"scores": SCORES}, record)  # a copy from before the recipe was glued
+    with pytest.raises(checks.BadInput, match="no table glued as 'recipe'"):
+        results.read_same_recipe("old", fewer, "scores", tmp_path / "book")

@@ -298,3 +298,59 @@ def test_run_record_hashes_what_ran_even_if_the_library_changes_meanwhile(projec
     book.run(project, "cpu", ["alpha"], log=lambda m: None)
     assert json.loads(project.executed("alpha").read_text())["metadata"]["mtllib"]["source_hash"] == expected
     assert project.state("alpha", "cpu") == "stale"  # it ran with A = 1; the library now says A = 2
+
+
+def test_a_chapter_that_reads_another_runs_after_it(project):
+    _notebook(project.source("alpha"), "x = 1\nsource = None", "print('x is', x * 2)")
+    (project.params_dir / "cpu.yml").write_text("alpha:\n  x: 21\n  source: beta\nbeta: {}\n")
+    assert book.reads(project, "cpu", "alpha") == ["beta"] and book.reads(project, "cpu", "beta") == []
+    assert book.in_reading_order(project, "cpu", ["alpha", "beta"]) == ["beta", "alpha"]
+    assert book.in_reading_order(project, "cpu", ["alpha"]) == ["alpha"]  # beta not to run: nothing to wait for
+    messages = []
+    book.run(project, "cpu", [], log=messages.append)
+    started = [m for m in messages if m.endswith("...")]
+    assert "beta" in started[0] and "alpha" in started[1]
+    # a list that names notebooks counts too, and a cycle falls back to the given order
+    (project.params_dir / "cpu.yml").write_text("alpha:\n  x: 21\n  source: beta\nbeta:\n  y: [alpha]\n")
+    _notebook(project.source("beta"), "y = []", "print(y)")
+    project = book.Project(root=project.root)  # profiles are read once per project
+    assert book.reads(project, "cpu", "beta") == ["alpha"]
+    assert book.in_reading_order(project, "cpu", ["alpha", "beta"]) == ["alpha", "beta"]
+
+
+def test_a_page_runs_another_pages_source_with_its_own_parameters(project):
+    (project.notebooks_dir / "pages.yml").write_text("gamma: alpha\n")
+    (project.params_dir / "cpu.yml").write_text("alpha:\n  x: 21\nbeta: {}\ngamma:\n  x: 5\n")
+    (project.params_dir / "smoke.yml").write_text("alpha: {}\nbeta: {}\ngamma: {}\n")
+    project = book.Project(root=project.root)
+    assert project.notebook_names() == ["alpha", "beta", "gamma"] and project.pages() == {"gamma": "alpha"}
+    assert project.source("gamma") == project.source("alpha") and project.source_name("gamma") == "alpha"
+    assert project.state("gamma", "cpu") == "missing"
+    book.run(project, "cpu", ["gamma"], log=lambda m: None)
+    out = project.executed("gamma")
+    assert out.name == "gamma.ipynb" and "x is 10" in _outputs_text(out) and not project.executed("alpha").exists()
+    record = json.loads(out.read_text())["metadata"]["mtllib"]
+    assert record["source"] == "notebooks/alpha.ipynb" and record["parameters"] == {"x": 5}
+    assert "Source: `notebooks/alpha.ipynb`" in nbformat.read(out, as_version=4).cells[1].source
+    assert project.state("gamma", "cpu") == "fresh"
+    _notebook(project.source("alpha"), "x = 1", "print('x was', x)")  # the source changed: the page is stale
+    assert book.Project(root=project.root).state("gamma", "cpu") == "stale"
+
+
+@pytest.mark.parametrize("pages, match", [("gamma: delta\n", "made from 'delta', which is not a source notebook"),
+                                          ("beta: alpha\n", "page 'beta' is a source notebook of its own"),
+                                          ("[gamma]\n", "expected a mapping of page name -> source notebook name"),
+                                          ("gamma: [alpha\n", "not valid YAML")])
+def test_a_bad_pages_file_is_refused_before_any_work(project, pages, match):
+    (project.notebooks_dir / "pages.yml").write_text(pages)
+    with pytest.raises(book.RunnerError, match=match):
+        book.select(book.Project(root=project.root), "cpu", [])
+    assert not project.book_dir.exists() or not list(project.book_dir.glob("*.ipynb"))
+
+
+def test_a_page_gets_its_own_labels_and_keeps_everything_else():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(":label: ex-07c-steps\n{ref}`x <fig-07c-gains>`; chapter 07c; ex-07cx-a"),
+                                         nbformat.v4.new_code_cell("label = 'ex-07c-steps'")])
+    book.relabel(nb, "07c_iat_glue_like", "07d_iat_glue_like_proportional")
+    assert nb.cells[0].source == ":label: ex-07d-steps\n{ref}`x <fig-07d-gains>`; chapter 07c; ex-07cx-a"
+    assert nb.cells[1].source == "label = 'ex-07c-steps'"  # code is what ran: untouched

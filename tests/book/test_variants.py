@@ -66,3 +66,29 @@ def test_compare_reads_the_rows_once_for_the_whole_chapter():
     by_method = variants.compare(ROWS.rename(columns={"variant": "method"}).assign(validation=70.0, majority=50.0), ["a", "b"], [0, 1],
                                  by="method", glue=glued.__setitem__)
     assert "parameters" not in by_method.table and list(by_method.per_seed.columns) == ["shared", "pals"]
+
+
+def test_a_stand_in_is_labelled_with_its_glue_role():
+    assert variants.glue_role("bbc-next") == "mnli" and variants.glue_role("bbc-acceptability") == "cola"
+    assert variants.glue_role("rte") == "rte" and variants.glue_role("bbc-topic") is None
+    assert variants.role_label("bbc-entailment") == "bbc-entailment (rte)"
+    assert variants.role_label("rte") == "rte" and variants.role_label("bbc-topic") == "bbc-topic"
+
+
+def test_the_gains_figure_shows_the_learned_tasks_with_their_roles_and_the_average():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    gains = pd.DataFrame({"bbc-next": [1.0, 2.0], "bbc-topic": [0.5, 0.0], "bbc-entailment": [3.0, -1.0], "average": [1.5, 0.5]})
+    fig = variants.gains_figure(gains, ["bbc-next", "bbc-topic"], "the title", "points", paper=pd.Series({"average": 0.76}))
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["bbc-next (mnli)", "bbc-topic", "average"]  # bbc-entailment not learned
+    assert ax.get_title() == "the title" and ax.get_ylabel() == "points"
+    diamonds = [c for c in ax.collections if len(c.get_offsets()) == 1 and c.get_offsets()[0][1] == 0.76]
+    assert len(diamonds) == 1 and round(diamonds[0].get_offsets()[0][0]) == 2  # the paper's value beside "average"
+    plt.close(fig)
+    empty = variants.gains_figure(gains, [], "t", "points")
+    assert [t.get_text() for t in empty.axes[0].get_xticklabels()] in ([], ["average"])
+    plt.close(empty)
