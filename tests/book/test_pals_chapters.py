@@ -133,16 +133,13 @@ def test_the_average_figure_says_so_when_no_task_was_learned():
 
 
 def test_the_fully_shared_models_are_read_from_a_chapter_that_trained_them_on_the_same_recipe(tmp_path):
-    from tiny import executed_copy
+    from tiny import PreparedSizes, executed_copy
 
     from mtllib.book import results
     from mtllib.experiments.adapters import RUN_COLUMNS
     from mtllib.experiments.iat import BASELINE
 
-    class Prepared:
-        features = {"train": [0] * 8, "validation": [0] * 4, "test": [0] * 4}
-
-    params, data = {"model": "offline", "max_length": 64}, {"a": Prepared(), "b": Prepared()}
+    params, data = {"model": "offline", "max_length": 64}, {"a": PreparedSizes(8, 4, 4), "b": PreparedSizes(8, 4, 4)}
     recipe = results.recipe_frame(params, data, chapter.TrainingRun(params={"epochs": 2, "lr": 1e-4}).recipe())
     scores = pd.DataFrame([(s, v, t, 50.0 + 10 * s + (v == "IAT"), 60.0, 40.0, True, 30.0, 0)
                            for s in (0, 1, 2) for v in (BASELINE, "IAT") for t in ("a", "b")],

@@ -9,6 +9,7 @@ import pytest
 
 from mtllib import checks
 from mtllib.book import results
+from tiny import PreparedSizes as Prepared
 from tiny import executed_copy as executed
 
 
@@ -53,11 +54,6 @@ class Recipe:  # a training recipe's shape: what decides the model, and what doe
     betas: tuple = (0.9, 0.999)
     device: str = "cpu"
     seed: int = 0
-
-
-class Prepared:  # a prepared task: only its split sizes matter here
-    def __init__(self, train, validation=3, test=3):
-        self.features = {"train": [0] * train, "validation": [0] * validation, "test": [0] * test}
 
 
 PARAMS = {"model": "offline", "max_length": 128}
