@@ -22,6 +22,7 @@ task                 tags    construction
 bbc-pos              17      BBC sentences (5-40 words), universal POS of every word (CoNLL-2003 POS's role)
 bbc-ner              37      BBC sentences with at least one entity, BIO over 18 OntoNotes types (CoNLL NER's)
 bbc-chunk            3       BBC sentences, BIO noun chunks (CoNLL-2000 chunking's role)
+bbc-mention          3       BBC sentences with at least one entity, BIO mentions without their type (the NER layer)
 tweet-pos            17      tweets (a seeded subset of 6,000), universal POS (a POS target on noisy text)
 tweet-ner            37      those tweets with at least one entity, BIO entity types (WNUT-17's role)
 tweet-chunk          3       those tweets, BIO noun chunks
@@ -39,6 +40,9 @@ bbc-wh               a body sentence with one entity replaced by a wh-phrase of 
 bbc-speaker          ``Who said "<quote>"?``; context: the paragraph; answer: the person named next to the quote
                      with a verb of saying between them (``"...," said Tim Cook`` / ``Tim Cook said: "..."``)
 bbc-quote            the reverse: ``What did <person> say?``; answer: the words inside the quotes
+bbc-holder           ``Who is the <role>?`` for a role written right before a person's name in the paragraph
+                     (``Germany coach Jurgen Klinsmann``; :func:`role_before`); answer: the name
+bbc-role             the reverse: ``Who is <person>?``; answer: the role written before the name
 bbc-entity-qa        a templated question ("Which organisation is named?") over one BBC sentence; answer: the
                      first entity of that type (named-entity recognition asked as a question)
 tweet-entity-qa      the same on tweets
@@ -72,7 +76,8 @@ ENTITY_TYPES = ("PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT"
                 "DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL")
 NER_TAGS = ("O",) + tuple(f"{p}-{t}" for t in ENTITY_TYPES for p in ("B", "I"))
 CHUNK_TAGS = ("O", "B-NP", "I-NP")
-LAYERS = {"pos": UPOS, "ner": NER_TAGS, "chunk": CHUNK_TAGS}
+MENTION_TAGS = ("O", "B-ENT", "I-ENT")  #: entity mentions without their type (from the NER layer)
+LAYERS = {"pos": UPOS, "ner": NER_TAGS, "chunk": CHUNK_TAGS, "mention": MENTION_TAGS}
 
 
 class SilverUnavailable(RuntimeError):
@@ -169,7 +174,7 @@ def _tag_task(items: pd.DataFrame, layer: str, needs_entity: bool, progress: boo
         for item, ann in zip(items.itertuples(), labels.itertuples()):
             if item.split != split or len(ann.words) == 0:
                 continue
-            tags = list(getattr(ann, layer))
+            tags = [t[:2] + "ENT" if t != "O" else t for t in ann.ner] if layer == "mention" else list(getattr(ann, layer))
             if needs_entity and all(t == "O" for t in tags):
                 continue
             rows.append({"id": item.id, "words": list(ann.words), "tags": [ids[t] for t in tags]})
@@ -189,6 +194,10 @@ def build_bbc_chunk(seed: int, per_article: int = 3, progress: bool = True):
     return _tag_task(_sentences(seed, per_article), "chunk", False, progress)
 
 
+def build_bbc_mention(seed: int, per_article: int = 3, progress: bool = True):
+    return _tag_task(_sentences(seed, per_article), "mention", True, progress)
+
+
 def build_tweet_pos(seed: int, max_tweets: int = 6000, progress: bool = True):
     return _tag_task(_tweets(seed, max_tweets), "pos", False, progress)
 
@@ -201,7 +210,7 @@ def build_tweet_chunk(seed: int, max_tweets: int = 6000, progress: bool = True):
     return _tag_task(_tweets(seed, max_tweets), "chunk", False, progress)
 
 
-TAGS = {"bbc-pos": UPOS, "bbc-ner": NER_TAGS, "bbc-chunk": CHUNK_TAGS, "tweet-pos": UPOS, "tweet-ner": NER_TAGS, "tweet-chunk": CHUNK_TAGS}
+TAGS = {"bbc-pos": UPOS, "bbc-ner": NER_TAGS, "bbc-chunk": CHUNK_TAGS, "bbc-mention": MENTION_TAGS, "tweet-pos": UPOS, "tweet-ner": NER_TAGS, "tweet-chunk": CHUNK_TAGS}
 
 
 # --- extractive QA over silver entities ----------------------------------------------------------------------
@@ -321,6 +330,69 @@ def _quote_rows(seed: int, per_article: int, progress: bool, ask_for: str) -> di
     return _qa_frames(rows)
 
 
+#: the last word of a role written before a name ("Germany coach Jurgen Klinsmann", "chancellor Gordon Brown")
+ROLE_WORDS = frozenset({"chief", "executive", "chairman", "chairwoman", "minister", "secretary", "spokesman", "spokeswoman",
+                        "manager", "coach", "boss", "president", "leader", "director", "captain", "chancellor", "analyst",
+                        "economist", "governor", "editor", "striker", "midfielder", "defender", "singer", "actor", "actress",
+                        "star", "champion", "founder", "producer", "writer", "author", "presenter", "head"})
+#: words that end a role on its left ("said the Tory leader" -> "Tory leader")
+_ROLE_STOP = frozenset({"the", "a", "an", "said", "says", "and", "by", "with", "to", "from", "as", "for", "of", "when", "while",
+                        "but", "who", "that", "at", "in", "on", "according", "told", "meanwhile", "however", "also", "his", "her", "their", "its"})
+
+
+def role_before(text: str, start: int, max_words: int = 5) -> tuple[int, str] | None:
+    """``(offset, role)`` of the role written right before the name that starts at ``start`` in ``text``
+    (``"...said Germany coach Jurgen Klinsmann"`` -> ``"Germany coach"``): the words left of the name, up to
+    ``max_words`` and stopping at punctuation or a function word, the last of them one of :data:`ROLE_WORDS`;
+    ``None`` when there is no such role."""
+    if start < 2 or text[start - 1] != " ":
+        return None
+    words_ = []
+    cursor = start - 1
+    for match in reversed(list(re.finditer(r"\S+", text[:cursor]))):
+        word = match.group(0)
+        if len(words_) == max_words or word.lower() in _ROLE_STOP or re.search(r"[^\w'\-]", word) or match.end() != cursor:
+            break
+        words_.insert(0, match)
+        cursor = match.start() - 1
+    if not words_ or words_[-1].group(0).lower() not in ROLE_WORDS:
+        return None
+    return words_[0].start(), text[words_[0].start():words_[-1].end()]
+
+
+def _role_rows(seed: int, per_article: int, progress: bool, ask_for: str) -> dict[str, pd.DataFrame]:
+    paras = _paragraphs(seed, per_article)  # bbc-wh's paragraphs: one annotation serves both
+    ann = annotate(paras.text.tolist(), progress=progress)
+    rows = []
+    for para, entities in zip(paras.itertuples(), ann.entities):
+        for e in (e for e in entities if e["type"] == "PERSON"):
+            found = role_before(para.text, e["start"])
+            if found is None or para.text.count(found[1]) != 1:
+                continue  # no role, or a role named twice (two people could hold it)
+            at, role = found
+            if ask_for == "holder":
+                question, answer, start = f"Who is the {role[0].lower() + role[1:] if role.split()[0].lower() in _LOWER_FIRST else role}?", e["text"], e["start"]
+            else:
+                question, answer, start = f"Who is {e['text']}?", role, at
+            if answer in question:
+                continue
+            rows.append({"id": f"{para.doc}#{para.index}", "split": para.split, "question": question, "context": para.text,
+                         "answer_text": answer, "answer_start": start})
+            break
+    return _qa_frames(rows)
+
+
+_LOWER_FIRST = frozenset({"former", "new", "acting", "interim", "deputy", "assistant", "senior", "chief", "then", "current"})
+
+
+def build_bbc_holder(seed: int, per_article: int = 3, progress: bool = True):
+    return _role_rows(seed, per_article, progress, "holder")
+
+
+def build_bbc_role(seed: int, per_article: int = 3, progress: bool = True):
+    return _role_rows(seed, per_article, progress, "role")
+
+
 def build_bbc_speaker(seed: int, per_article: int = 3, progress: bool = True):
     return _quote_rows(seed, per_article, progress, "speaker")
 
@@ -372,7 +444,7 @@ def build_bbc_headline_wh(seed: int, progress: bool = True):
     return _qa_frames(rows)
 
 
-BUILDERS = {"bbc-pos": build_bbc_pos, "bbc-ner": build_bbc_ner, "bbc-chunk": build_bbc_chunk,
+BUILDERS = {"bbc-pos": build_bbc_pos, "bbc-ner": build_bbc_ner, "bbc-chunk": build_bbc_chunk, "bbc-mention": build_bbc_mention,
             "tweet-pos": build_tweet_pos, "tweet-ner": build_tweet_ner, "tweet-chunk": build_tweet_chunk,
-            "bbc-wh": build_bbc_wh, "bbc-speaker": build_bbc_speaker, "bbc-quote": build_bbc_quote,
+            "bbc-wh": build_bbc_wh, "bbc-holder": build_bbc_holder, "bbc-role": build_bbc_role, "bbc-speaker": build_bbc_speaker, "bbc-quote": build_bbc_quote,
             "bbc-entity-qa": build_bbc_entity_qa, "tweet-entity-qa": build_tweet_entity_qa, "bbc-headline-wh": build_bbc_headline_wh}

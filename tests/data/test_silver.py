@@ -94,6 +94,16 @@ def test_tweet_tasks_take_a_seeded_subset_in_their_splits(cache, monkeypatch):
     assert silver.build_tweet_ner(0, max_tweets=300, progress=False)["train"].empty  # no entity: no row
 
 
+def test_mentions_are_the_ner_spans_without_their_types(cache, monkeypatch):
+    ner = {"Tim Cook visited London": ["B-PERSON", "I-PERSON", "O", "B-GPE"], "nothing here at all": ["O"] * 4}
+    monkeypatch.setattr(silver, "annotate", lambda texts, progress=True: pd.DataFrame(
+        {"words": [t.split() for t in texts], "ner": [ner.get(t, ["O"] * len(t.split())) for t in texts]}))
+    items = pd.DataFrame({"id": ["a", "b"], "split": ["train", "train"], "text": list(ner)})
+    frame = silver._tag_task(items, "mention", True, progress=False)["train"]
+    assert frame.id.tolist() == ["a"]  # a sentence without an entity is left out
+    assert [silver.MENTION_TAGS[t] for t in frame.tags[0]] == ["B-ENT", "I-ENT", "O", "B-ENT"]
+
+
 # --- extractive QA over silver entities ---------------------------------------------------------------------
 @pytest.mark.parametrize("sentence, span, wh, question", [
     ("Tim Cook said it in London.", (0, 8), "who", "Who said it in London?"),
@@ -118,15 +128,31 @@ def test_an_attribution_needs_a_verb_of_saying_next_to_the_quote():
             assert pairs[0][0].group(1) == quote.strip('"') and pairs[0][1]["text"] == "Jamie Firestone"
 
 
+@pytest.mark.parametrize("text, name, role", [
+    ("Plans were backed by Germany coach Jurgen Klinsmann.", "Jurgen Klinsmann", "Germany coach"),
+    ("The magazine's music editor Mark Robertson said so.", "Mark Robertson", "magazine's music editor"),
+    ("It was opened by former South African president Nelson Mandela.", "Nelson Mandela", "former South African president"),
+    ("Jurgen Klinsmann, the coach, said so.", "Jurgen Klinsmann", None),  # nothing written before the name
+    ("The firm's boss, Tom Brown, said so.", "Tom Brown", None),  # a comma between role and name
+    ("A man called Peter Jones said so.", "Peter Jones", None),  # the word before the name is not a role
+    ("It was said by Peter Jones.", "Peter Jones", None),  # a function word right before the name
+])
+def test_a_role_is_the_run_of_words_before_a_name_ending_in_a_role_word(text, name, role):
+    found = silver.role_before(text, text.index(name))
+    assert (found and found[1]) == role
+    if role:
+        assert text[found[0]:found[0] + len(role)] == role
+
+
 @pytest.fixture(scope="module")
 def qa_tasks(tmp_path_factory):
     import os
 
     os.environ["MTLLIB_CACHE"] = str(tmp_path_factory.mktemp("silver-qa-cache"))
-    return {name: silver.BUILDERS[name](0, per_article=1, progress=False) for name in ("bbc-wh", "bbc-speaker", "bbc-quote", "bbc-entity-qa")}
+    return {name: silver.BUILDERS[name](0, per_article=1, progress=False) for name in ("bbc-wh", "bbc-speaker", "bbc-quote", "bbc-entity-qa", "bbc-holder", "bbc-role")}
 
 
-@pytest.mark.parametrize("name", ["bbc-wh", "bbc-speaker", "bbc-quote", "bbc-entity-qa"])
+@pytest.mark.parametrize("name", ["bbc-wh", "bbc-speaker", "bbc-quote", "bbc-entity-qa", "bbc-holder", "bbc-role"])
 def test_qa_answers_are_spans_of_their_context_and_not_in_their_question(qa_tasks, name):
     frames = qa_tasks[name]
     assert set(frames) == {"train", "validation", "test"} and len(frames["train"]) > 20
@@ -144,3 +170,12 @@ def test_a_wh_question_is_answered_from_another_paragraph(qa_tasks):
             asked, answered = r.id.split("#")[1].split(">")
             assert asked != answered
             assert r.question.rstrip("?")[:30] not in r.context  # the question's sentence is not in its context
+
+
+def test_role_questions_ask_both_ways_about_one_role_and_name(qa_tasks):
+    for split in ("train", "validation", "test"):
+        holder, role = qa_tasks["bbc-holder"][split], qa_tasks["bbc-role"][split]
+        assert holder.id.tolist() == role.id.tolist() and len(holder) > 0
+        for h, r in zip(holder.itertuples(), role.itertuples()):
+            assert h.question.startswith("Who is the ") and r.question == f"Who is {h.answer_text}?"
+            assert h.context == r.context and r.answer_start + len(r.answer_text) + 1 == h.answer_start  # the role, a space, the name
