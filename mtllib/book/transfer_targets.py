@@ -65,18 +65,21 @@ def start(params: dict, notebook: str, glue=None) -> Start:
 
 
 def prepare_data(model: str, groups: dict[str, list[str]], targets: list[str], max_length: int, max_train: int | dict | None,
-                 max_eval: int | dict | None, pf_train: int, pf_eval: int) -> dict:
-    """Every pre-finetuning task of ``groups`` at the pre-finetuning sizes (``pf_train``/``pf_eval``, as the
-    pre-finetuning chapter prepares them, so its encoders come from the model cache) and every target at
+                 max_eval: int | dict | None, pf_train: int | dict | None, pf_eval: int | dict | None) -> dict:
+    """Every pre-finetuning task of ``groups`` at the pre-finetuning sizes (``pf_train``/``pf_eval``, a size or
+    ``{task: size}`` with an optional ``"default"``, as the pre-finetuning chapter prepares them, so its encoders
+    come from the model cache) and every target at
     ``max_train``/``max_eval`` (a size for every target, or ``{target: size}`` with an optional ``"default"``:
     a target that needs more examples to be learned gets them without raising the others' cost), tokenized by
     ``model``'s tokenizer."""
     from mtllib.data.features import load_tokenizer, prepare
 
+    from mtllib.data.features import per_task
+
     pf_tasks = [t for ts in groups.values() for t in ts]
     return prepare(pf_tasks + list(targets), load_tokenizer(model), max_length=max_length,
-                   max_train={**_per_target(max_train), **dict.fromkeys(pf_tasks, pf_train)},
-                   max_eval={**_per_target(max_eval), **dict.fromkeys(pf_tasks, pf_eval)})
+                   max_train={**_per_target(max_train), **{t: per_task(pf_train, t) for t in pf_tasks}},
+                   max_eval={**_per_target(max_eval), **{t: per_task(pf_eval, t) for t in pf_tasks}})
 
 
 def _per_target(size: int | dict | None) -> dict:
@@ -184,7 +187,7 @@ def scores_figure(scores: pd.DataFrame, schemes: list[str], targets: list[str], 
     return fig
 
 
-def differences(model: str, groups: dict[str, list[str]], target_group: str, targets: list[str], pf_train: int, pf_epochs: int,
+def differences(model: str, groups: dict[str, list[str]], target_group: str, targets: list[str], pf_train: int | dict | None, pf_epochs: int,
                 seeds: list[int], patience: int, epochs: int, n_test: int) -> pd.DataFrame:
     """What a target chapter does differently from the paper, one row per setting: the paper's column from
     :mod:`mtllib.papers.task_transferability`, ours from the chapter's parameters (``n_test``: test examples
@@ -196,7 +199,7 @@ def differences(model: str, groups: dict[str, list[str]], target_group: str, tar
               "targets": f"{sum(map(len, paper.TARGETS.values()))} unseen datasets", "fine-tuning seeds": str(paper.SEEDS),
               "early stopping": "mean validation loss, patience 3 (Appendix B.2)", "scored on": "validation sets"}
     ours = {"encoder": model, "pre-finetuning tasks": f"{n_pf_tasks} tasks built offline from BBC articles and tweets (SL and QA: spaCy's silver labels)",
-            "pre-finetuning size": f"{pf_train} examples per task, at most {pf_epochs} epochs",
+            "pre-finetuning size": f"{sizes_text(pf_train, [t for ts in groups.values() for t in ts])} examples per task, at most {pf_epochs} epochs",
             "targets": f"{len(targets)} unseen {target_group} targets in this chapter",
             "fine-tuning seeds": str(len(seeds)), "early stopping": f"the same rule, patience {patience}, at most {epochs} epochs",
             "scored on": f"test split, {n_test} examples per target"}

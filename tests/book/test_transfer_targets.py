@@ -86,6 +86,10 @@ def test_the_differences_table_reads_the_chapters_settings():
     assert frame.loc["fine-tuning seeds"].tolist() == ["5", "3"]
     assert frame.loc["targets", "paper"] == "12 unseen datasets"
     assert frame.loc["scored on", "ours"] == "test split, 100 examples per target"
+    assert frame.loc["pre-finetuning size", "ours"] == "100 examples per task, at most 2 epochs"
+    sized = chapter.differences("offline", {"SL": ["a", "b"], "QA": ["c"]}, "QA", ["t1"], pf_train={"default": 100, "c": 400}, pf_epochs=2,
+                                seeds=[0], patience=3, epochs=2, n_test=100)
+    assert sized.loc["pre-finetuning size", "ours"] == "100 (c 400) examples per task, at most 2 epochs"
 
 
 def test_fine_tuning_the_targets_glues_what_the_tables_chapter_reads(tmp_path, monkeypatch):
@@ -167,6 +171,8 @@ def test_a_target_may_get_its_own_training_size(monkeypatch):
     assert seen["eval"] == {"bbc-pos": 16, "bbc-topic": 16, "tweet-pos": 100, "bbc-ner": 100}
     chapter.prepare_data("offline", groups, ["tweet-pos"], 64, 300, None, 24, 16)
     assert seen["train"]["tweet-pos"] == 300 and seen["eval"]["tweet-pos"] is None and seen["train"]["bbc-pos"] == 24
+    chapter.prepare_data("offline", groups, ["tweet-pos"], 64, 300, None, {"default": 24, "bbc-topic": 48}, 16)
+    assert (seen["train"]["bbc-pos"], seen["train"]["bbc-topic"], seen["eval"]["bbc-topic"]) == (24, 48, 16)  # a pre-finetuning task's own size
 
 
 @pytest.mark.parametrize("size, text", [(200, "200"), (None, "all"), ({"default": 200}, "200"),
