@@ -72,9 +72,7 @@ def prepare_data(model: str, groups: dict[str, list[str]], targets: list[str], m
     ``max_train``/``max_eval`` (a size for every target, or ``{target: size}`` with an optional ``"default"``:
     a target that needs more examples to be learned gets them without raising the others' cost), tokenized by
     ``model``'s tokenizer."""
-    from mtllib.data.features import load_tokenizer, prepare
-
-    from mtllib.data.features import per_task
+    from mtllib.data.features import load_tokenizer, per_task, prepare
 
     pf_tasks = [t for ts in groups.values() for t in ts]
     return prepare(pf_tasks + list(targets), load_tokenizer(model), max_length=max_length,

@@ -335,6 +335,8 @@ ROLE_WORDS = frozenset({"chief", "executive", "chairman", "chairwoman", "ministe
                         "manager", "coach", "boss", "president", "leader", "director", "captain", "chancellor", "analyst",
                         "economist", "governor", "editor", "striker", "midfielder", "defender", "singer", "actor", "actress",
                         "star", "champion", "founder", "producer", "writer", "author", "presenter", "head"})
+#: a role's first word that is lower-cased when the role follows "Who is the" ("Former Labour leader")
+_LOWER_FIRST = frozenset({"former", "new", "acting", "interim", "deputy", "assistant", "senior", "chief", "then", "current"})
 #: words that end a role on its left ("said the Tory leader" -> "Tory leader")
 _ROLE_STOP = frozenset({"the", "a", "an", "said", "says", "and", "by", "with", "to", "from", "as", "for", "of", "when", "while",
                         "but", "who", "that", "at", "in", "on", "according", "told", "meanwhile", "however", "also", "his", "her", "their", "its"})
@@ -380,9 +382,6 @@ def _role_rows(seed: int, per_article: int, progress: bool, ask_for: str) -> dic
                          "answer_text": answer, "answer_start": start})
             break
     return _qa_frames(rows)
-
-
-_LOWER_FIRST = frozenset({"former", "new", "acting", "interim", "deputy", "assistant", "senior", "chief", "then", "current"})
 
 
 def build_bbc_holder(seed: int, per_article: int = 3, progress: bool = True):
