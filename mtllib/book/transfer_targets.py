@@ -74,7 +74,7 @@ def prepare_data(model: str, groups: dict[str, list[str]], targets: list[str], m
     ``model``'s tokenizer."""
     from mtllib.data.features import load_tokenizer, per_task, prepare
 
-    pf_tasks = [t for ts in groups.values() for t in ts]
+    pf_tasks = tr.grouped_tasks(groups)
     return prepare(pf_tasks + list(targets), load_tokenizer(model), max_length=max_length,
                    max_train={**_per_target(max_train), **{t: per_task(pf_train, t) for t in pf_tasks}},
                    max_eval={**_per_target(max_eval), **{t: per_task(pf_eval, t) for t in pf_tasks}})
@@ -197,7 +197,7 @@ def differences(model: str, groups: dict[str, list[str]], target_group: str, tar
               "targets": f"{sum(map(len, paper.TARGETS.values()))} unseen datasets", "fine-tuning seeds": str(paper.SEEDS),
               "early stopping": "mean validation loss, patience 3 (Appendix B.2)", "scored on": "validation sets"}
     ours = {"encoder": model, "pre-finetuning tasks": f"{n_pf_tasks} tasks built offline from BBC articles and tweets (SL and QA: spaCy's silver labels)",
-            "pre-finetuning size": f"{sizes_text(pf_train, [t for ts in groups.values() for t in ts])} examples per task, at most {pf_epochs} epochs",
+            "pre-finetuning size": f"{sizes_text(pf_train, tr.grouped_tasks(groups))} examples per task, at most {pf_epochs} epochs",
             "targets": f"{len(targets)} unseen {target_group} targets in this chapter",
             "fine-tuning seeds": str(len(seeds)), "early stopping": f"the same rule, patience {patience}, at most {epochs} epochs",
             "scored on": f"test split, {n_test} examples per target"}

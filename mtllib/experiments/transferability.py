@@ -31,6 +31,12 @@ from mtllib.experiments.transfer import transfer_model
 from mtllib.papers.task_transferability import scheme_groups
 
 
+def grouped_tasks(groups: dict[str, list[str]]) -> list[str]:
+    """Every task of ``groups`` (``{group: [task, ...]}``, the pre-finetuning groups or the targets of each
+    group), group by group in their order."""
+    return [t for tasks in groups.values() for t in tasks]
+
+
 def all_schemes(groups) -> list[str]:
     """``"Baseline"`` and every non-empty combination of ``groups`` in the paper's naming, smallest first
     (``["Baseline", "Only-SL", "Only-C", "Only-QA", "SL+C", "SL+QA", "C+QA", "SL+C+QA"]`` for SL, C, QA)."""
@@ -68,7 +74,7 @@ def check_design(groups: dict[str, list[str]], targets: dict[str, list[str]], sc
             if t in seen:
                 raise checks.BadInput(f"task {t!r} is in two groups ({seen[t]!r} and {name!r})")
             seen[t] = name
-    all_targets = [t for ts in targets.values() for t in ts]
+    all_targets = grouped_tasks(targets)
     if not all_targets:
         raise checks.BadInput("no target tasks: name at least one unseen target per group")
     inside = sorted(set(all_targets) & set(seen))

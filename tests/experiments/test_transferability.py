@@ -44,6 +44,12 @@ def test_all_schemes_are_the_baseline_and_every_combination_of_groups():
     assert tr.all_schemes(["C"]) == ["Baseline", "Only-C"]
 
 
+def test_grouped_tasks_lists_every_task_group_by_group_in_order():
+    groups = {"SL": ["b-sl", "a-sl"], "QA": [], "C": ["z-c"]}
+    assert tr.grouped_tasks(groups) == ["b-sl", "a-sl", "z-c"]
+    assert tr.grouped_tasks({}) == []
+
+
 def test_pre_finetuning_pools_every_example_of_the_schemes_tasks_into_mixed_batches(tiny):
     """Heterogeneous batches keep the empirical mix: over an epoch each task contributes exactly its share of
     the pool (every example once), and batches are not single-task."""
