@@ -69,6 +69,17 @@ def check_same(records: dict[str, dict], keys: list[str]) -> None:
             raise checks.BadInput(f"the executed chapters disagree on {key!r} ({shown}): re-execute them with one profile and one setting")
 
 
+def check_disjoint(records: dict[str, dict], key: str) -> None:
+    """Refuse executed copies whose list parameter ``key`` shares an item (a target fine-tuned on two pages of
+    one group would count twice in every average and interval read from them)."""
+    seen: dict[str, str] = {}
+    for nb, r in records.items():
+        for item in r.get("parameters", {}).get(key) or []:
+            if item in seen:
+                raise checks.BadInput(f"{item!r} is in the {key!r} of both {seen[item]} and {nb}: give each one page")
+            seen[item] = nb
+
+
 #: TrainConfig fields that do not change what a model learns or how it is scored (where it runs, which seed: the
 #: seeds are matched row by row, and checkpointing)
 NOT_RECIPE = ("device", "seed", "checkpoint_dir", "checkpoint_every")

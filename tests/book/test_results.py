@@ -47,6 +47,13 @@ def test_copies_with_other_settings_are_refused():
         results.check_same({"a": a, "b": {**b, "profile": "smoke"}}, ["seeds"])
 
 
+def test_check_disjoint_refuses_an_item_on_two_pages():
+    page = lambda targets: {"profile": "cpu", "parameters": {"targets": targets}}
+    results.check_disjoint({"a": page(["x", "y"]), "b": page(["z"])}, "targets")
+    with pytest.raises(checks.BadInput, match="'y' is in the 'targets' of both a and b"):
+        results.check_disjoint({"a": page(["x", "y"]), "b": page(["y"])}, "targets")
+
+
 @dataclasses.dataclass
 class Recipe:  # a training recipe's shape: what decides the model, and what does not (NOT_RECIPE)
     epochs: int = 2
