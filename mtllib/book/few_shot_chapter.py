@@ -105,15 +105,19 @@ def distance_table(sources: dict, glue=None) -> pd.DataFrame:
 def few_shot_rows(sources: dict, data: dict, targets: list[str], ks: list[int], seeds: list[int], config,
                   ablation_k: int | None) -> pd.DataFrame:
     """Every few-shot run (:func:`mtllib.experiments.transfer.few_shot_transfer`): the baseline and IAT at every
-    ``k``, random heads at ``ablation_k`` only; one row per target, source, k and seed."""
+    ``k``, random heads at ``ablation_k`` only; one row per target, source, k and seed. The runs fan out over
+    devices when the machine asks for a sweep (:func:`mtllib.experiments.sweep.from_environment`)."""
+    from mtllib.experiments import sweep as sweeps
     from mtllib.experiments import transfer
 
+    sweep = sweeps.from_environment()
     rows = []
     for t in targets:
         main = {n: sources[n] for n in (exp.BASELINE, "IAT")}
-        rows.append(transfer.few_shot_transfer(main, data[t], ks, seeds, config, progress=False))
+        rows.append(transfer.few_shot_transfer(main, data[t], ks, seeds, config, progress=False, **sweep))
         if ablation_k is not None:
-            rows.append(transfer.few_shot_transfer({"random heads": sources["random heads"]}, data[t], [ablation_k], seeds, config, progress=False))
+            rows.append(transfer.few_shot_transfer({"random heads": sources["random heads"]}, data[t], [ablation_k], seeds, config, progress=False,
+                                                   **sweep))
     return pd.concat(rows, ignore_index=True)
 
 

@@ -145,13 +145,19 @@ def _reachable(address: str, timeout: float = 3.0) -> str | None:
         return str(err)
 
 
-def _connect_ray(address: str | None):
+def _check_ray(address: str | None):
+    """Ray importable and ``address`` (when it names a cluster) reachable; returns the ``ray`` module."""
     try:
         import ray
     except ImportError:
         raise checks.BadInput('engine="ray" needs Ray: pip install "mtllib[distributed]" (or ray==2.60.0)') from None
     if address not in (None, "auto", "local") and (why := _reachable(address)) is not None:
         raise checks.BadInput(f"the Ray engine at {address!r} could not be reached: {why}")
+    return ray
+
+
+def _connect_ray(address: str | None):
+    ray = _check_ray(address)
     if not ray.is_initialized():
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True,
@@ -177,20 +183,48 @@ def _run_ray(jobs: list[Job], devices: list[str], address: str | None, progress:
     return ray.get(refs)
 
 
-def run(jobs: list[Job], devices: list[str] | None = None, engine: str = "serial", workers: int | None = None,
-        address: str | None = None, progress: bool = True) -> list:
-    """Run every job and return their results in job order (see the module docstring). ``devices``: one worker
-    per entry (default ``["cpu"]``); ``workers``: how many of them to use (at most one per device); ``address``:
-    a running Ray cluster (``engine="ray"``; ``None`` starts a local one)."""
+#: the environment variables a chapter reads its sweep from (:func:`from_environment`): the engine, the devices
+#: (comma-separated) and a Ray cluster's address. Unset, a chapter runs serially on its own device.
+ENVIRONMENT = {"engine": "MTLLIB_SWEEP_ENGINE", "devices": "MTLLIB_SWEEP_DEVICES", "address": "MTLLIB_SWEEP_ADDRESS"}
+
+
+def from_environment(environ=None) -> dict:
+    """The sweep a chapter was asked for through :data:`ENVIRONMENT`, as keyword arguments of :func:`run` and
+    :func:`check`: ``{}`` when none is set (serial, the chapter's device); setting the devices alone picks the
+    process engine, e.g. ``MTLLIB_SWEEP_DEVICES=cuda:0,cuda:1``. Where a chapter's runs go changes no result
+    (each run's seed fixes it), so this is the machine's setting, not the chapter's parameter."""
+    environ = os.environ if environ is None else environ
+    values = {key: environ[var].strip() for key, var in ENVIRONMENT.items() if environ.get(var, "").strip()}
+    if "devices" in values:
+        values["devices"] = [d.strip() for d in values["devices"].split(",") if d.strip()]
+        values.setdefault("engine", "processes")
+    return values
+
+
+def check(devices: list[str] | None = None, engine: str = "serial", workers: int | None = None, address: str | None = None) -> list[str]:
+    """Every setting of a sweep checked before any work (an unknown engine, a device this machine lacks, more
+    workers than devices, Ray missing or its address unreachable: :class:`mtllib.checks.BadInput`); returns the
+    devices the workers take."""
     checks.choice("engine", engine, ENGINES)
-    if not isinstance(jobs, (list, tuple)) or not all(isinstance(j, Job) for j in jobs):
-        raise checks.BadInput("jobs must be a list of sweep.Job")
     devices = check_devices(devices if devices is not None else ["cpu"])
     if workers is not None:
         checks.integer("workers", workers, 1)
         if workers > len(devices):
             raise checks.BadInput(f"workers={workers} but only {len(devices)} device(s) given ({devices}): one worker per device")
         devices = devices[:workers]
+    if engine == "ray":
+        _check_ray(address)
+    return devices
+
+
+def run(jobs: list[Job], devices: list[str] | None = None, engine: str = "serial", workers: int | None = None,
+        address: str | None = None, progress: bool = True) -> list:
+    """Run every job and return their results in job order (see the module docstring). ``devices``: one worker
+    per entry (default ``["cpu"]``); ``workers``: how many of them to use (at most one per device); ``address``:
+    a running Ray cluster (``engine="ray"``; ``None`` starts a local one). Bad settings fail first (:func:`check`)."""
+    if not isinstance(jobs, (list, tuple)) or not all(isinstance(j, Job) for j in jobs):
+        raise checks.BadInput("jobs must be a list of sweep.Job")
+    devices = check(devices, engine, workers, address)
     if not jobs:
         return []
     if engine == "serial":

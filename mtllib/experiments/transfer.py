@@ -44,8 +44,29 @@ def check_targets(targets: list[str], suite: list[str], data: dict, ks: list[int
             raise checks.BadInput(f"ks={ks} for target {t!r}: {err}") from None
 
 
+def few_shot_job(source, target_data, k: int, seeds: list[int], config, per_class: bool, split: str, device: str) -> pd.DataFrame:
+    """One job of a sweep (:mod:`mtllib.experiments.sweep`): every few-shot seed of one source and one ``k``
+    on ``device``, as :func:`few_shot_transfer` runs them (the head of seed ``s`` initialised after
+    ``torch.manual_seed(s)``); one row per seed."""
+    import dataclasses
+
+    import torch
+
+    from mtllib.training.trainer import few_shot
+
+    calls = iter(seeds)
+
+    def make_model():
+        torch.manual_seed(next(calls))
+        return transfer_model(source, target_data.task.spec())
+
+    return few_shot(make_model, target_data, [k], seeds, per_class=per_class, config=dataclasses.replace(config, device=device),
+                    split=split, progress=False)
+
+
 def few_shot_transfer(sources: dict, target_data, ks: list[int], seeds: list[int], config, per_class: bool = True,
-                      split: str = "test", monitor: int | None = 16, progress: bool = True) -> pd.DataFrame:
+                      split: str = "test", monitor: int | None = 16, progress: bool = True, engine: str = "serial",
+                      devices: list[str] | None = None, address: str | None = None) -> pd.DataFrame:
     """Table 6: for every source model (``{name: MultiTaskModel}``), ``k`` in ``ks`` and few-shot seed, fine-tune
     :func:`transfer_model` on ``k`` examples (per class when ``per_class``) of ``target_data`` with
     :func:`mtllib.training.trainer.few_shot` and score ``split``. The head of seed ``s`` is initialised with
@@ -55,14 +76,21 @@ def few_shot_transfer(sources: dict, target_data, ks: list[int], seeds: list[int
     The trainer scores the validation split after every epoch; a few-shot run keeps its last epoch
     (``keep_best=False``), so those scores are only logged, and with 20 epochs they would cost more than the
     training: ``monitor`` keeps the first that many validation examples for them (``None``: all). Score on
-    ``"test"``, which stays whole, when ``monitor`` is set."""
+    ``"test"``, which stays whole, when ``monitor`` is set.
+
+    ``engine="serial"`` (the default) runs every source here, one after another; any other engine sends one
+    job per (source, k) to the workers of ``devices`` (:func:`few_shot_job`, the source model sent with it;
+    :mod:`mtllib.experiments.sweep`) and returns the rows in the serial order. Bad sweep settings fail before
+    any training."""
     import torch
 
     from mtllib.data.features import TaskData
+    from mtllib.experiments import sweep
     from mtllib.training.trainer import few_shot
 
     if not sources:
         raise checks.BadInput("few_shot_transfer needs at least one source model")
+    devices = sweep.check(devices, engine, address=address)
     if monitor is not None:
         checks.integer("monitor", monitor, 1)
         if split == "validation":
@@ -70,6 +98,13 @@ def few_shot_transfer(sources: dict, target_data, ks: list[int], seeds: list[int
         keep = range(min(monitor, len(target_data.features["validation"])))
         target_data = TaskData(target_data.task, {**target_data.features, "validation": target_data.features["validation"].select(keep)},
                                {**target_data.rows, "validation": target_data.rows["validation"].select(keep)}, target_data.pad_token_id)
+    if engine != "serial":
+        keys = [(name, k) for name in sources for k in ks]
+        jobs = [sweep.Job(f"{name}, k={k}", few_shot_job, dict(source=sources[name], target_data=target_data, k=k, seeds=seeds,
+                                                               config=config, per_class=per_class, split=split)) for name, k in keys]
+        outs = sweep.run(jobs, devices, engine, address=address, progress=progress)
+        table = pd.concat([out.assign(source=name, target=target_data.task.name) for out, (name, _) in zip(outs, keys)], ignore_index=True)
+        return table[["source", "target", *[c for c in table.columns if c not in ("source", "target")]]]
     rows = []
     for name, source in sources.items():
         order = [seed for _ in ks for seed in seeds]  # the order in which few_shot asks for models

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
+from dataclasses import dataclass
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -85,19 +86,28 @@ def check_design(groups: dict[str, list[str]], targets: dict[str, list[str]], sc
         raise checks.BadInput(f"data has no prepared task {missing}; prepared: {', '.join(data)}")
 
 
-def model_factory(model: str, seed: int = 0):
+@dataclass(frozen=True)
+class ModelFactory:
     """``make_model(specs)`` for :func:`run`: ``model`` (a name :func:`mtllib.data.assets.resolve_model` knows)
     with one head per spec, the heads initialised after ``torch.manual_seed(seed)``, so the same scheme always
-    starts from the same weights (and hits the model cache)."""
-    import torch
+    starts from the same weights (and hits the model cache). A dataclass, not a closure, so that the workers
+    of a sweep (:mod:`mtllib.experiments.sweep`) can be sent it."""
 
-    from mtllib.modeling.multitask import MultiTaskModel
+    model: str
+    seed: int = 0
 
-    def make_model(specs):
-        torch.manual_seed(seed)
-        return MultiTaskModel.from_pretrained(model, specs)
+    def __call__(self, specs):
+        import torch
 
-    return make_model
+        from mtllib.modeling.multitask import MultiTaskModel
+
+        torch.manual_seed(self.seed)
+        return MultiTaskModel.from_pretrained(self.model, specs)
+
+
+def model_factory(model: str, seed: int = 0) -> ModelFactory:
+    """:class:`ModelFactory` of ``model`` and ``seed``."""
+    return ModelFactory(model, seed)
 
 
 def design_frame(groups: dict[str, list[str]], targets: dict[str, list[str]]) -> pd.DataFrame:
@@ -168,29 +178,83 @@ def fine_tune(source, target_data, seeds: list[int], config, split: str = "test"
     return pd.DataFrame(rows)
 
 
+def _source(make_model, scheme: str, groups: dict[str, list[str]], data: dict, prefinetune) -> tuple:
+    """The encoder a scheme's targets are fine-tuned from, with its cost record: the pretrained one for the
+    baseline (its head is never used: :func:`fine_tune` makes a fresh one), else :func:`pre_finetune`'s."""
+    if scheme == "Baseline":
+        return make_model([next(iter(data.values())).task.spec()]), {
+            "scheme": scheme, "tasks": 0, "train examples": 0, "epochs": 0, "best epoch": 0, "stopped early": False,
+            "examples processed": 0, "seconds": 0.0, "cached": False}
+    return pre_finetune(make_model, scheme, groups, data, prefinetune, progress=False)
+
+
+def fine_tune_job(make_model, scheme: str, groups: dict[str, list[str]], data: dict, prefinetune, target: str, seeds: list[int],
+                  finetune, split: str, device: str) -> tuple[pd.DataFrame, float]:
+    """One job of a sweep (:mod:`mtllib.experiments.sweep`): ``target`` fine-tuned over ``seeds`` on ``device``
+    from ``scheme``'s encoder, which comes from the model cache (:func:`run` pre-finetuned it first); returns
+    the rows of :func:`fine_tune` and the job's seconds."""
+    start = time.perf_counter()
+    source, _ = _source(make_model, scheme, groups, data, prefinetune)
+    out = fine_tune(source, data[target], seeds, dataclasses.replace(finetune, device=device), split)
+    return out, time.perf_counter() - start
+
+
 def run(make_model, groups: dict[str, list[str]], targets: dict[str, list[str]], data: dict, prefinetune, finetune,
-        seeds: list[int], schemes: list[str] | None = None, split: str = "test", progress: bool = True) -> dict:
+        seeds: list[int], schemes: list[str] | None = None, split: str = "test", progress: bool = True,
+        engine: str = "serial", devices: list[str] | None = None, address: str | None = None) -> dict:
     """Every scheme (default: :func:`all_schemes` of ``groups``): pre-finetune, then fine-tune every target over
     ``seeds``. Returns ``{"scores": one row per (scheme, target, seed), "costs": one row per scheme}``; the
-    design is checked (:func:`check_design`) before anything trains."""
+    design and the sweep's settings are checked (:func:`check_design`, :func:`mtllib.experiments.sweep.check`)
+    before anything trains.
+
+    ``engine="serial"`` (the default) runs everything here, scheme by scheme. Any other engine pre-finetunes
+    every scheme here first (so each encoder is in the model cache), then fans the (scheme, target) fine-tuning
+    jobs out over ``devices`` (:func:`fine_tune_job`; ``make_model`` must pickle: :func:`model_factory`'s does);
+    the scores come back in the serial run's order. A scheme's ``total seconds`` is then its pre-finetuning
+    plus its jobs' own seconds (work, not wall-clock time)."""
+    from mtllib.experiments import sweep
+
     schemes = list(schemes) if schemes is not None else all_schemes(groups)
     check_design(groups, targets, schemes, data)
     checks.items("seeds", seeds, lambda n, v: checks.integer(n, v, 0))
+    devices = sweep.check(devices, engine, address=address)
     group_of = {t: g for g, ts in targets.items() for t in ts}
+    if engine != "serial":
+        return _run_sweep(make_model, groups, group_of, data, prefinetune, finetune, seeds, schemes, split, progress,
+                          engine, devices, address)
     scores, costs = [], []
     for scheme in tqdm(schemes, desc="schemes", disable=not progress):
         start = time.perf_counter()
-        if scheme == "Baseline":  # the pretrained encoder itself; its head is never used (fine_tune makes a fresh one)
-            source = make_model([next(iter(data.values())).task.spec()])
-            costs.append({"scheme": scheme, "tasks": 0, "train examples": 0, "epochs": 0, "best epoch": 0, "stopped early": False,
-                          "examples processed": 0, "seconds": 0.0, "cached": False})
-        else:
-            source, record = pre_finetune(make_model, scheme, groups, data, prefinetune, progress=False)
-            costs.append(record)
+        source, record = _source(make_model, scheme, groups, data, prefinetune)
+        costs.append(record)
         for target, group in group_of.items():
             out = fine_tune(source, data[target], seeds, finetune, split)
             scores.append(out.assign(scheme=scheme, group=group))
         costs[-1]["total seconds"] = round(time.perf_counter() - start, 1)
+    return _tables(scores, costs)
+
+
+def _run_sweep(make_model, groups, group_of, data, prefinetune, finetune, seeds, schemes, split, progress, engine, devices, address) -> dict:
+    from mtllib.experiments import sweep
+
+    costs = [_source(make_model, scheme, groups, data, prefinetune)[1] for scheme in tqdm(schemes, desc="schemes", disable=not progress)]
+    jobs, keys = [], []
+    for scheme in schemes:
+        needed = [t for g in scheme_groups(scheme) for t in groups[g]]  # what the worker's model-cache lookup reads
+        for target, group in group_of.items():
+            sub = {t: data[t] for t in dict.fromkeys(needed + [target])}
+            jobs.append(sweep.Job(f"{scheme} -> {target}", fine_tune_job, dict(
+                make_model=make_model, scheme=scheme, groups=groups, data=sub, prefinetune=prefinetune, target=target,
+                seeds=seeds, finetune=finetune, split=split)))
+            keys.append((scheme, group))
+    results = sweep.run(jobs, devices, engine, address=address, progress=progress)
+    scores = [out.assign(scheme=scheme, group=group) for (out, _), (scheme, group) in zip(results, keys)]
+    for record in costs:
+        record["total seconds"] = round(record["seconds"] + sum(sec for (_, sec), (s, _) in zip(results, keys) if s == record["scheme"]), 1)
+    return _tables(scores, costs)
+
+
+def _tables(scores: list[pd.DataFrame], costs: list[dict]) -> dict:
     table = pd.concat(scores, ignore_index=True)
     return {"scores": table[["scheme", "group", *[c for c in table.columns if c not in ("scheme", "group")]]], "costs": pd.DataFrame(costs)}
 

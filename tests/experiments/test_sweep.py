@@ -118,3 +118,20 @@ def test_distributed_ray_address_that_cannot_be_reached_is_refused():
     ray.shutdown()
     with pytest.raises(checks.BadInput, match=r"the Ray engine at '127\.0\.0\.1:1' could not be reached"):
         sweep.run(JOBS[:1], engine="ray", address="127.0.0.1:1", progress=False)
+
+
+@pytest.mark.parametrize("environ, expected", [
+    ({}, {}),
+    ({"MTLLIB_SWEEP_DEVICES": "cuda:0, cuda:1"}, {"devices": ["cuda:0", "cuda:1"], "engine": "processes"}),
+    ({"MTLLIB_SWEEP_DEVICES": "cpu,cpu", "MTLLIB_SWEEP_ENGINE": "ray", "MTLLIB_SWEEP_ADDRESS": "head:6379"},
+     {"devices": ["cpu", "cpu"], "engine": "ray", "address": "head:6379"}),
+    ({"MTLLIB_SWEEP_ENGINE": "serial", "MTLLIB_SWEEP_DEVICES": " "}, {"engine": "serial"}),
+])
+def test_a_chapter_reads_its_sweep_from_the_environment(environ, expected):
+    assert sweep.from_environment(environ) == expected
+
+
+def test_distributed_settings_are_checked_without_running_anything():
+    assert sweep.check() == ["cpu"] and sweep.check(["cpu", "cpu"], "processes", workers=1) == ["cpu"]
+    with pytest.raises(checks.BadInput, match="device 'cuda:7' does not exist here"):
+        sweep.check(**sweep.from_environment({"MTLLIB_SWEEP_DEVICES": "cuda:7"}))

@@ -83,3 +83,28 @@ def test_bad_targets_fail_before_training(tiny, targets, ks, match):
     data, _, _ = tiny
     with pytest.raises(checks.BadInput, match=match):
         transfer.check_targets(targets, ["bbc-topic", "tweet-sentiment"], data, ks, per_class=True)
+
+
+def test_distributed_few_shot_runs_give_the_serial_rows_in_order(tiny, tmp_path, monkeypatch):
+    """Two CPU workers, one job per (source, k), each sent its source model: the serial run's rows, in its order
+    (the workers train: their scores cache is empty)."""
+    data, a, b = tiny
+    args = ({"a": a, "b": b}, data["bbc-pair"], [2, 4], [0, 1], CONFIG)
+    serial = transfer.few_shot_transfer(*args, progress=False)
+    monkeypatch.setenv("MTLLIB_CACHE", str(tmp_path))  # the workers inherit it
+    swept = transfer.few_shot_transfer(*args, progress=False, engine="processes", devices=["cpu", "cpu"])
+    keys = ["source", "target", "k", "per_class", "seed"]
+    assert swept[keys].equals(serial[keys])
+    assert swept.accuracy.tolist() == pytest.approx(serial.accuracy.tolist(), abs=1e-6)
+    assert any((tmp_path / "scores").iterdir())  # the workers' runs were trained and stored, not read
+
+
+def test_a_bad_few_shot_sweep_is_refused_before_any_training(tiny, monkeypatch):
+    from mtllib.training import trainer
+
+    data, a, _ = tiny
+    trained = []
+    monkeypatch.setattr(trainer, "few_shot", lambda *args, **kw: trained.append(args))
+    with pytest.raises(checks.BadInput, match="device 'cuda:7' does not exist here"):
+        transfer.few_shot_transfer({"a": a}, data["bbc-pair"], [2], [0], CONFIG, engine="processes", devices=["cuda:7"], progress=False)
+    assert trained == []

@@ -24,7 +24,6 @@ def tiny(tmp_path_factory):
     import os
 
     from mtllib.data.features import load_tokenizer, prepare
-    from mtllib.modeling.multitask import MultiTaskModel
     from tiny import save_tiny_bert
 
     os.environ["MTLLIB_CACHE"] = str(tmp_path_factory.mktemp("cache"))
@@ -32,11 +31,7 @@ def tiny(tmp_path_factory):
     folder = save_tiny_bert(tmp_path_factory.mktemp("tiny-bert"), tokenizer.vocab_size)
     data = prepare(["bbc-topic", "bbc-punct", "tweet-sentiment", "bbc-cloze"], tokenizer, max_train=40, max_eval=16, max_length=32)
 
-    def make_model(specs):
-        torch.manual_seed(0)
-        return MultiTaskModel.from_pretrained(str(folder), specs)
-
-    return data, make_model
+    return data, tr.model_factory(str(folder))  # the pretrained tiny encoder, heads seeded with 0; it pickles (sweeps)
 
 
 def test_all_schemes_are_the_baseline_and_every_combination_of_groups():
@@ -297,3 +292,34 @@ def test_pre_finetuning_batches_mix_tasks_whatever_their_lengths():
     steps = _Plan(sub, tr.prefinetune_config(dataclasses.replace(CONFIG, batch_size=8))).epoch(1)
     mixed = sum(len({t for t, _ in members}) > 1 for _, members in steps)
     assert mixed >= 0.9 * len(steps), f"only {mixed} of {len(steps)} batches mix the two tasks"
+
+
+def test_distributed_sweep_of_the_fine_tuning_runs_gives_the_serial_scores(tiny, tmp_path, monkeypatch):
+    """Two CPU workers (the process engine) fine-tune the (scheme, target) jobs from encoders the parent
+    pre-finetuned into the model cache; scores come back in the serial run's order with the serial values.
+    Each run gets an empty cache of its own, so neither reads the other's scores."""
+    data, make_model = tiny
+    args = (make_model, GROUPS, TARGETS, data, CONFIG, dataclasses.replace(CONFIG, epochs=1))
+    kwargs = dict(seeds=[0, 1], schemes=["Baseline", "Only-C"], progress=False)
+    monkeypatch.setenv("MTLLIB_CACHE", str(tmp_path / "serial"))
+    serial = tr.run(*args, **kwargs)
+    monkeypatch.setenv("MTLLIB_CACHE", str(tmp_path / "sweep"))  # the workers inherit it
+    swept = tr.run(*args, **kwargs, engine="processes", devices=["cpu", "cpu"])
+    columns = ["scheme", "group", "target", "seed", "epochs"]
+    pd.testing.assert_frame_equal(swept["scores"][columns], serial["scores"][columns])
+    assert swept["scores"].score.tolist() == pytest.approx(serial["scores"].score.tolist(), abs=1e-6)
+    assert list(swept["costs"].scheme) == ["Baseline", "Only-C"] and (swept["costs"]["total seconds"] >= swept["costs"].seconds).all()
+    assert not swept["costs"].cached.any()  # the parent trained Only-C into its own cache, then the workers read it
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(engine="threads"), "engine must be one of"),
+    (dict(engine="processes", devices=["cuda:7"]), "device 'cuda:7' does not exist here"),
+])
+def test_a_bad_sweep_is_refused_before_any_training(tiny, monkeypatch, kwargs, message):
+    data, make_model = tiny
+    trained = []
+    monkeypatch.setattr(tr, "pre_finetune", lambda *a, **k: trained.append(a))
+    with pytest.raises(checks.BadInput, match=message):
+        tr.run(make_model, GROUPS, TARGETS, data, CONFIG, CONFIG, seeds=[0], schemes=["Only-C"], progress=False, **kwargs)
+    assert trained == []
