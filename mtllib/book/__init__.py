@@ -11,5 +11,5 @@
   every chapter family that trains shares (parameters, device, tasks prepared, training recipe);
 - the steps the chapters of one family share: ``data_chapter`` (01), ``iap_chapters`` (02-05),
   ``pals_chapters`` (06-06f), ``iat_chapters`` (07-07c), ``few_shot_chapter`` (08), ``transfer_targets``
-  (09b-09d); ``variants``: reading trained variants (PALs and IAT families).
+  (the target pages 09b-09d2, made from one source); ``variants``: reading trained variants (PALs and IAT families).
 """

@@ -205,7 +205,7 @@ RULES: dict[str, dict] = {
                              "alpha": _fraction, "delta": _fraction, "few_shot_epochs": _int(1), "few_shot_batch_size": _int(1),
                              "few_shot_lr": _positive, "sampler": _sampler},
     "09a_transfer_prefinetuning": _PREFINETUNE,
-    **dict.fromkeys(("09b_transfer_sl_targets", "09c_transfer_qa_targets", "09d_transfer_c_targets"), _TRANSFER),
+    "09b_transfer_sl_targets": _TRANSFER,  # the source of every target page (09c, 09c2, 09d, 09d2: notebooks/pages.yml)
     "09e_transfer_tables": {"chapters": lambda name, v: checks.items(name, v, checks.text), "book_dir": checks.text, "margin": _positive},
 }
 

@@ -1,5 +1,5 @@
-"""The steps of the transferability target chapters (09b-09d): tables, gate, figure and the glued results the
-Tables chapter reads back."""
+"""The steps of the transferability target pages (09b, 09c, 09c2, 09d, 09d2: one source): tables, gate, figure,
+what a page says of its group, and the glued results the Tables chapter reads back."""
 
 import io
 import json
@@ -15,6 +15,7 @@ from mtllib.book import transfer_targets as chapter
 from mtllib.experiments import transferability as tr
 
 SCHEMES = tr.all_schemes(["SL", "C", "QA"])
+SOURCE = "09b_transfer_sl_targets"  # the source of every target page
 
 
 def _scores():
@@ -43,17 +44,21 @@ def test_the_scheme_table_puts_the_papers_row_beside_ours():
     assert table.loc["SL+C+QA", "average over our QA targets"] == f"{56 + 2 * 7:.1f} (1.0)"
     assert table.loc["Only-QA", "paper: its QA targets (Table 2)"] == "75.3"  # 75.252
     assert table.loc["C+QA", "paper: its QA targets (Table 2)"] == "75.0"  # the paper's "QA+C", 75.035
-    assert glue == {"best_ours": "SL+C+QA", "best_paper": "SL+C+QA", "spread_ours": "14.0"}
+    assert glue == {"best_ours": "SL+C+QA", "best_paper": "SL+C+QA", "spread_ours": "14.0",
+                    # the first target for an exercise: the baseline, each one-group scheme and the scheme with every group
+                    "first_target": "qa-1", "first_among": "Baseline, Only-SL, Only-C, Only-QA, SL+C+QA",
+                    "first_order": "SL+C+QA > Only-QA > Only-C > Only-SL > Baseline", "first_sd": "1.0"}
 
 
 def test_the_gate_is_glued_with_its_worked_example():
-    gate = pd.DataFrame({"metric": ["span_f1", "span_f1"], "Baseline (mean)": [61.84, 40.0], "majority": [0.0, 0.0],
+    gate = pd.DataFrame({"metric": ["squad_f1", "squad_f1"], "Baseline (mean)": [61.84, 40.0], "majority": [0.0, 0.0],
                          "threshold": [50.0, 50.0], "learned": [True, False]}, index=pd.Index(["qa-1", "qa-2"], name="target"))
     glue = Glue()
     shown = chapter.glue_gate(gate, glue=glue)
     assert shown.loc["qa-1", "Baseline (mean)"] == 61.8
     assert glue["learned"] == "qa-1" and glue["not_learned"] == "qa-2"
     assert (glue["ex_target"], glue["ex_majority"], glue["ex_threshold"], glue["ex_baseline"], glue["ex_verdict"]) == ("qa-1", "0.0", "50.0", "61.8", "learned")
+    assert (glue["ex_metric"], glue["ex_rule"]) == ("squad_f1", "the larger of 50 and the majority class's score plus 15 points")
     glue = Glue()
     chapter.glue_gate(gate.assign(learned=False), glue=glue)
     assert glue["learned"] == "none" and glue["ex_verdict"] == "not learned"
@@ -104,7 +109,7 @@ def test_fine_tuning_the_targets_glues_what_the_tables_chapter_reads(tmp_path, m
         calls.update(targets=targets, seeds=seeds, schemes=schemes)
         return {"scores": scores, "costs": costs}
 
-    gate = pd.DataFrame({"metric": ["span_f1"] * 2, "Baseline (mean)": [51.0, 61.0], "majority": [0.0, 0.0], "threshold": [50.0, 50.0],
+    gate = pd.DataFrame({"metric": ["squad_f1"] * 2, "Baseline (mean)": [51.0, 61.0], "majority": [0.0, 0.0], "threshold": [50.0, 50.0],
                          "learned": [True, True]}, index=pd.Index(["qa-1", "qa-2"], name="target"))
     monkeypatch.setattr(tr, "run", fake_run)
     monkeypatch.setattr(tr, "target_gate", lambda s, d: gate)
@@ -122,37 +127,54 @@ def test_fine_tuning_the_targets_glues_what_the_tables_chapter_reads(tmp_path, m
 
 
 def _parameters(**changes):
-    """The 09c notebook's parameters (its smoke defaults), as its ``globals()`` holds them."""
+    """The target pages' parameters (their source's smoke defaults) with the QA group's targets, as a page's
+    ``globals()`` holds them."""
     from mtllib.book import runner
 
-    return {**runner.default_parameters(runner.Project().source("09c_transfer_qa_targets")), **changes}
+    qa = {"target_group": "QA", "targets": ["bbc-quote", "bbc-headline-wh"]}
+    return {**runner.default_parameters(runner.Project().source(SOURCE)), **qa, **changes}
 
 
-def test_start_checks_every_parameter_and_the_design_before_preparing_data(monkeypatch):
+@pytest.fixture
+def unsized(monkeypatch):
+    """The split sizes not read (building the silver tasks takes minutes; tests/book/test_params.py checks sizes)."""
+    import mtllib.book.params as params
+
+    monkeypatch.setattr(params, "split_sizes", lambda names: {})
+
+
+def test_start_checks_every_parameter_and_the_design_before_preparing_data(monkeypatch, unsized):
     prepared = []
     monkeypatch.setattr(chapter, "prepare_data", lambda *a: prepared.append(a) or {})
     with pytest.raises(checks.BadInput, match="lr"):
-        chapter.start(_parameters(lr=-1.0), "09c_transfer_qa_targets")
+        chapter.start(_parameters(lr=-1.0), SOURCE)
     groups = _parameters()["groups"]
     with pytest.raises(ValueError, match="bbc-topic"):  # a target that is also pre-finetuned on
-        chapter.start(_parameters(targets=["bbc-topic"], target_group="C"), "09d_transfer_c_targets")
+        chapter.start(_parameters(targets=["bbc-topic"], target_group="C"), SOURCE)
+    with pytest.raises(checks.BadInput, match="target_group must be one of the paper's groups SL, QA, C, got 'NER'"):
+        chapter.start(_parameters(groups={**groups, "NER": ["bbc-mention"]}, target_group="NER", targets=["bbc-ner"]), SOURCE)
     assert prepared == [] and "bbc-topic" in groups["C"]
 
 
-def test_start_builds_both_recipes_and_glues_the_opening(monkeypatch, capsys):
+def test_start_builds_both_recipes_and_glues_the_opening(monkeypatch, capsys, unsized):
     monkeypatch.setattr(chapter, "prepare_data", lambda *a: {"args": a})
     glue = Glue()
     params = _parameters(seeds=[0, 1, 2], patience=2, epochs=3, pf_epochs=1)
-    run = chapter.start(params, "09c_transfer_qa_targets", glue=glue)
+    run = chapter.start(params, SOURCE, glue=glue)
     assert run.schemes == tr.all_schemes(params["groups"]) and str(run.device) == "cpu"
     assert (run.pf_config.epochs, run.ft_config.epochs) == (1, 3)
     assert run.pf_config.patience == run.ft_config.patience == 2 and run.ft_config.lr == params["lr"]
     assert run.data["args"][1:] == (params["groups"], params["targets"], params["max_length"], params["max_train"], params["max_eval"],
                                     params["pf_train"], params["pf_eval"])
-    assert glue == {"target_group": "QA", "targets": ", ".join(params["targets"]), "n_seeds": "3",
-                    "n_schemes_pf": str(len(run.schemes) - 1), "max_train": str(params["max_train"]), "epochs": "3"}
+    texts = {k: glue.pop(k).data for k in ("targets_note", "group_exercise", "group_solution")}  # markdown
+    assert glue == {"target_group": "QA", "targets": "bbc-quote, bbc-headline-wh", "n_seeds": "3",
+                    "n_schemes_pf": str(len(run.schemes) - 1), "max_train": str(params["max_train"]), "epochs": "3",
+                    "group_name": "extractive-QA", "paper_finding": chapter.GROUP_TEXT["QA"]["paper"],
+                    "pf_tasks": ", ".join(params["groups"]["QA"])}
+    assert texts["targets_note"].splitlines() == [f"- **bbc-quote**: {chapter.TARGET_NOTES['bbc-quote']}",
+                                                  f"- **bbc-headline-wh**: {chapter.TARGET_NOTES['bbc-headline-wh']}"]
+    assert "tweet-entity-qa" in texts["group_exercise"] and texts["group_solution"] == chapter.GROUP_TEXT["QA"]["solution"]
     assert "device: cpu" in capsys.readouterr().out
-    assert 0 <= run.minutes() < 1
 
 
 def test_a_target_may_get_its_own_training_size(monkeypatch):
@@ -181,3 +203,38 @@ def test_a_target_may_get_its_own_training_size(monkeypatch):
                                         ({"tweet-pos": 200, "bbc-ner": 800}, "tweet-pos 200, bbc-ner 800")])
 def test_the_opening_text_names_the_targets_whose_size_differs(size, text):
     assert chapter.sizes_text(size, ["tweet-pos", "bbc-ner"]) == text
+
+
+def test_a_target_without_a_note_is_described_by_its_task():
+    from mtllib.data.tasks import get_task
+
+    assert chapter.targets_note(["boolq", "bbc-ner"]).splitlines() == [f"- **boolq**: {get_task('boolq').description}",
+                                                                        f"- **bbc-ner**: {chapter.TARGET_NOTES['bbc-ner']}"]
+
+
+@pytest.mark.parametrize("metric, rule, majority, threshold", [
+    ("accuracy", "the majority class's score plus 15 points", 40.0, 55.0),
+    ("squad_f1", "the larger of 50 and the majority class's score plus 15 points", 0.0, 50.0),
+    ("entity_f1", "the larger of 50 and the majority class's score plus 15 points", 40.0, 55.0),
+    ("mcc", "30, whatever the majority class scores", 0.0, 30.0),
+    ("exact_match", "30, whatever the majority class scores", 20.0, 30.0),
+])
+def test_the_gate_rule_in_words_agrees_with_the_gate(metric, rule, majority, threshold):
+    from mtllib.analysis import learnability
+
+    assert chapter.gate_rule(metric) == rule
+    assert learnability.threshold(metric, majority) == threshold
+
+
+def test_every_group_of_the_paper_has_its_text_and_every_cpu_target_its_note():
+    from mtllib.book import runner
+    from mtllib.papers import task_transferability as paper
+
+    assert set(chapter.GROUP_TEXT) == set(paper.GROUPS)
+    assert all(set(text) == {"name", "paper", "exercise", "solution"} and all(text.values()) for text in chapter.GROUP_TEXT.values())
+    project = runner.Project()
+    cpu = project.profile("cpu")
+    pages = [name for name in cpu if project.source_name(name) == SOURCE]
+    assert sorted(pages) == ["09b_transfer_sl_targets", "09c2_transfer_qa_targets_part2", "09c_transfer_qa_targets",
+                             "09d2_transfer_c_targets_part2", "09d_transfer_c_targets"]
+    assert sorted(t for name in pages for t in cpu[name]["targets"]) == sorted(chapter.TARGET_NOTES)
