@@ -5,7 +5,9 @@ Static checks of every HTML page under ``_build/html`` (no browser needed):
 - stored **stderr** (progress bars, warnings) in a cell's output;
 - **NaN** cells in a table (missing values show an em dash);
 - **figures without a caption** (an image in a cell's output outside a captioned figure);
-- **requests outside the book**: a script, stylesheet, image or frame loaded from ``http(s)://``.
+- **requests outside the book**: a script, stylesheet, image or frame loaded from ``http(s)://``;
+- **raw TeX**: ``$...$`` left as text, where a reader should see typeset math (``{glue:md}`` does not typeset
+  dollar math inline: glue plain text and keep the symbols in the page's own markdown).
 
 With Debian's ``chromium`` installed, every page is also opened headless: console errors fail the check, and
 screenshots at 1280 px and 400 px are saved for a person to look at (``--screenshots DIR``).
@@ -26,6 +28,10 @@ from pathlib import Path
 WIDTHS = (1280, 400)
 #: pages the theme generates (search, index) are not the book's content
 SKIP = {"search.html", "genindex.html", "py-modindex.html"}
+#: dollar math as text: ``$`` then a non-space, up to the next ``$`` on the same line, with a TeX-like character inside
+RAW_TEX = re.compile(r"\$(?=\S)[^$\n]*[\\^_{}][^$\n]*\$")
+#: where a ``$`` is the reader's text and not math: code, highlighted cell sources, typeset math, scripts
+NOT_PROSE = "pre, code, script, style, .math, .highlight, .cell_input, mjx-container"
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,12 @@ def check_html(html: str, page: str = "page") -> list[Problem]:
                 continue
             if re.match(r"(https?:)?//", url):
                 problems.append(Problem(page, "request outside the book", f"<{tag}> {url}"))
+    for el in soup.select(NOT_PROSE):
+        el.decompose()
+    body = soup.body or soup
+    raw = RAW_TEX.findall(body.get_text())
+    if raw:  # one problem per page: the first instance, and how many there are
+        problems.append(Problem(page, "raw TeX", raw[0][:80] + (f" (and {len(raw) - 1} more)" if len(raw) > 1 else "")))
     return problems
 
 

@@ -8,7 +8,9 @@ CLEAN = """<html><head><script src="_static/mathjax/tex-chtml.js"></script><link
 <body><table><tr><th>task</th><td>\u2014</td><td>3/3</td></tr></table>
 <figure id="fig-1"><img src="a.png" alt="x"><figcaption>A caption.</figcaption></figure>
 <div class="cell_output docutils container"><div class="output stream highlight-myst-ansi">seed 0</div></div>
-<a href="https://example.org/paper">a link is not a request</a></body></html>"""
+<a href="https://example.org/paper">a link is not a request</a>
+<p>Typeset: <span class="math notranslate nohighlight">\\(2 d_m d_s\\)</span>; it costs $5 and $6 in a sentence.</p>
+<div class="cell_input"><pre>count = f"$V^E$ and $V^D$"</pre></div><p>A shell variable: <code>$OUT_{x}$</code>.</p></body></html>"""
 
 
 def test_a_clean_page_has_no_problem():
@@ -22,6 +24,7 @@ def test_a_clean_page_has_no_problem():
     ('<figure id="f"><img src="a.png"></figure>', "figure without caption"),
     ('<script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js"></script>', "request outside the book"),
     ('<link rel="stylesheet" href="//fonts.googleapis.com/css">', "request outside the book"),
+    ("<p>One task adds $V^E$ and $V^D$: $2 d_m d_s$ = 92,160.</p>", "raw TeX"),
 ])
 def test_each_defect_is_found(html, kind):
     problems = pages.check_html(html, "p.html")
