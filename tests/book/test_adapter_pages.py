@@ -1,0 +1,79 @@
+"""Adapters from separate pages, read back side by side: the fully shared rows once, each page's adapter, and a
+refusal for every pair of pages that cannot be compared seed by seed."""
+
+import dataclasses
+
+import pandas as pd
+import pytest
+
+from mtllib import checks
+from mtllib.book import results
+from mtllib.book.adapter_pages import read_methods
+from tiny import PreparedSizes as Prepared
+from tiny import executed_copy as executed
+
+TASKS = ["a", "b"]
+PARAMS = {"model": "offline", "max_length": 128}
+DATA = {t: Prepared(10) for t in TASKS}
+
+
+@dataclasses.dataclass
+class Recipe:
+    epochs: int = 2
+    lr: float = 1e-4
+    seed: int = 0
+
+
+def rows(method, seeds=(0, 1), offset=0.0):
+    """A page's glued scores: ``method`` and the fully shared model, per seed and task; scores are distinct numbers."""
+    out = []
+    for m, base in ((method, 60.0 + offset), ("shared", 50.0)):
+        for s in seeds:
+            for i, t in enumerate(TASKS):
+                out.append({"method": m, "seed": s, "task": t, "score": base + 10 * s + i, "validation": base, "majority": 40.0,
+                            "learned": True, "train_seconds": 3.0})
+    return pd.DataFrame(out)
+
+
+def page(tmp_path, name, scores, recipe=Recipe()):
+    record = {"profile": "cpu", "commit": "abc1234", "executed_at": "2026-12-05T00:00", "parameters": {"seeds": [0, 1]}}
+    executed(tmp_path, name, {"scores": scores, "recipe": results.recipe_frame(PARAMS, DATA, recipe)}, record)
+
+
+def test_the_shared_rows_come_once_and_each_adapter_from_its_page(tmp_path):
+    page(tmp_path, "p", rows("pals"))
+    page(tmp_path, "l", rows("low_rank", offset=1.5))
+    read = read_methods({"pals": "p", "low_rank": "l"}, tmp_path / "book")
+    assert read.tasks == TASKS and read.seeds == [0, 1] and list(read.records) == ["p", "l"]
+    assert list(dict.fromkeys(read.rows.method)) == ["shared", "pals", "low_rank"]
+    assert len(read.rows) == 3 * 2 * 2  # three methods, two seeds, two tasks
+    got = read.rows.set_index(["method", "seed", "task"]).score
+    assert got["low_rank", 1, "b"] - got["pals", 1, "b"] == 1.5 and got["shared", 0, "a"] == 50.0
+    assert read.sources().startswith("p (cpu profile, commit abc1234, executed 2026-12-05T00:00); l (")
+
+
+def test_pages_that_cannot_be_compared_seed_by_seed_are_refused(tmp_path):
+    page(tmp_path, "p", rows("pals"))
+    page(tmp_path, "other_recipe", rows("low_rank"), Recipe(lr=3e-4))
+    page(tmp_path, "other_seeds", rows("low_rank", seeds=(0, 2)))
+    shared_moved = rows("low_rank")
+    shared_moved.loc[shared_moved.method == "shared", "score"] += 0.01
+    page(tmp_path, "other_shared", shared_moved)
+    page(tmp_path, "no_shared", rows("low_rank").query("method != 'shared'"))
+    book = tmp_path / "book"
+    with pytest.raises(checks.BadInput, match="at least two methods"):
+        read_methods({"pals": "p"}, book)
+    with pytest.raises(checks.BadInput, match="'shared' is the reference"):
+        read_methods({"pals": "p", "shared": "p"}, book)
+    with pytest.raises(checks.BadInput, match=r"p cannot be set beside other_recipe .* p's models were trained on another recipe \(lr: 0.0001 there, 0.0003 here\)"):
+        read_methods({"low_rank": "other_recipe", "pals": "p"}, book)
+    with pytest.raises(checks.BadInput, match=r"seeds \[0, 2\], not \[0, 1\]"):
+        read_methods({"pals": "p", "low_rank": "other_seeds"}, book)
+    with pytest.raises(checks.BadInput, match="score differently: they are not the same models"):
+        read_methods({"pals": "p", "low_rank": "other_shared"}, book)
+    with pytest.raises(checks.BadInput, match=r"no_shared holds no rows of 'shared'"):
+        read_methods({"pals": "p", "low_rank": "no_shared"}, book)
+    with pytest.raises(checks.BadInput, match=r"p holds no rows of 'lhuc'"):
+        read_methods({"lhuc": "p", "low_rank": "other_seeds"}, book)
+    with pytest.raises(checks.BadInput, match="make run NB=missing"):
+        read_methods({"pals": "p", "low_rank": "missing"}, book)
