@@ -194,6 +194,7 @@ RULES: dict[str, dict] = {
     "06g_pals_glue_like": {**{k: r for k, r in _TRAINING.items() if k != "importance_batches"}, "tasks": _tasks(2),
                            "methods": _methods, "sizes": _method_sizes, "sampler": _sampler, "shared_from": checks.optional(checks.text),
                            "book_dir": checks.text},
+    "06i_pals_vs_low_rank": {"pals_from": checks.text, "low_rank_from": checks.text, "book_dir": checks.text, "margin": _positive},
     "07_important_head_training": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "iap_alpha": _fraction,
                                    "sweep_seeds": _optional_seeds, "sweep_alphas": _fractions, "sweep_deltas": _fractions,
                                    "sampler": _sampler},
