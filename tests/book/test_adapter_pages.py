@@ -52,7 +52,9 @@ def test_the_shared_rows_come_once_and_each_adapter_from_its_page(tmp_path):
     assert read.sources().startswith("p (cpu profile, commit abc1234, executed 2026-12-05T00:00); l (")
 
 
-def test_pages_that_cannot_be_compared_seed_by_seed_are_refused(tmp_path):
+@pytest.fixture
+def book(tmp_path):
+    """A book of pages: one with PALs, and low-rank pages that each break one condition of the comparison."""
     page(tmp_path, "p", rows("pals"))
     page(tmp_path, "other_recipe", rows("low_rank"), Recipe(lr=3e-4))
     page(tmp_path, "other_seeds", rows("low_rank", seeds=(0, 2)))
@@ -60,20 +62,20 @@ def test_pages_that_cannot_be_compared_seed_by_seed_are_refused(tmp_path):
     shared_moved.loc[shared_moved.method == "shared", "score"] += 0.01
     page(tmp_path, "other_shared", shared_moved)
     page(tmp_path, "no_shared", rows("low_rank").query("method != 'shared'"))
-    book = tmp_path / "book"
-    with pytest.raises(checks.BadInput, match="at least two methods"):
-        read_methods({"pals": "p"}, book)
-    with pytest.raises(checks.BadInput, match="'shared' is the reference"):
-        read_methods({"pals": "p", "shared": "p"}, book)
-    with pytest.raises(checks.BadInput, match=r"p cannot be set beside other_recipe .* p's models were trained on another recipe \(lr: 0.0001 there, 0.0003 here\)"):
-        read_methods({"low_rank": "other_recipe", "pals": "p"}, book)
-    with pytest.raises(checks.BadInput, match=r"seeds \[0, 2\], not \[0, 1\]"):
-        read_methods({"pals": "p", "low_rank": "other_seeds"}, book)
-    with pytest.raises(checks.BadInput, match="score differently: they are not the same models"):
-        read_methods({"pals": "p", "low_rank": "other_shared"}, book)
-    with pytest.raises(checks.BadInput, match=r"no_shared holds no rows of 'shared'"):
-        read_methods({"pals": "p", "low_rank": "no_shared"}, book)
-    with pytest.raises(checks.BadInput, match=r"p holds no rows of 'lhuc'"):
-        read_methods({"lhuc": "p", "low_rank": "other_seeds"}, book)
-    with pytest.raises(checks.BadInput, match="make run NB=missing"):
-        read_methods({"pals": "p", "low_rank": "missing"}, book)
+    return tmp_path / "book"
+
+
+@pytest.mark.parametrize("pages, message", [
+    ({"pals": "p"}, "at least two methods"),
+    ({"pals": "p", "shared": "p"}, "'shared' is the reference"),
+    ({"low_rank": "other_recipe", "pals": "p"},
+     r"p cannot be set beside other_recipe .* p's models were trained on another recipe \(lr: 0.0001 there, 0.0003 here\)"),
+    ({"pals": "p", "low_rank": "other_seeds"}, r"seeds \[0, 2\], not \[0, 1\]"),
+    ({"pals": "p", "low_rank": "other_shared"}, "score differently: they are not the same models"),
+    ({"pals": "p", "low_rank": "no_shared"}, r"no_shared holds no rows of 'shared'"),
+    ({"lhuc": "p", "low_rank": "other_seeds"}, r"p holds no rows of 'lhuc'"),
+    ({"pals": "p", "low_rank": "missing"}, "make run NB=missing"),
+])
+def test_pages_that_cannot_be_compared_seed_by_seed_are_refused(book, pages, message):
+    with pytest.raises(checks.BadInput, match=message):
+        read_methods(pages, book)
