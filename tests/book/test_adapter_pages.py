@@ -79,3 +79,13 @@ def book(tmp_path):
 def test_pages_that_cannot_be_compared_seed_by_seed_are_refused(book, pages, message):
     with pytest.raises(checks.BadInput, match=message):
         read_methods(pages, book)
+
+
+def test_one_page_may_hold_several_methods(tmp_path):
+    both = pd.concat([rows("pals"), rows("low_rank", offset=2.0).query("method == 'low_rank'")], ignore_index=True)
+    page(tmp_path, "both", both)
+    page(tmp_path, "s", rows("separate", offset=-5.0))
+    read = read_methods({"pals": "both", "low_rank": "both", "separate": "s"}, tmp_path / "book")
+    assert list(read.records) == ["both", "s"] and list(dict.fromkeys(read.rows.method)) == ["shared", "pals", "low_rank", "separate"]
+    got = read.rows.set_index(["method", "seed", "task"]).score
+    assert got["low_rank", 0, "a"] == 62.0 and got["separate", 1, "b"] == 66.0 and len(read.rows) == 4 * 2 * 2
