@@ -189,7 +189,7 @@ class Project:
         nb = json.loads(self.source(name).read_text())
         cells = [(c["cell_type"], "".join(c["source"]) if isinstance(c["source"], list) else c["source"]) for c in nb["cells"]]
         modules = [m for m in self.library_modules(name) if m not in NOT_HASHED]
-        return digest(cells, parameters, source_digest(modules, self.library_dir))
+        return digest(cells, parameters, source_digest(modules, self.library_dir, exclude=NOT_HASHED))  # nor reached through another module
 
     def state(self, name: str, profile: str) -> str:
         """``"missing"``, ``"stale"`` or ``"fresh"`` for the executed copy of ``name`` under ``profile``."""

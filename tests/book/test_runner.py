@@ -104,6 +104,23 @@ def test_the_parameter_rules_are_not_in_the_hash(project, tmp_path):
     assert project.source_hash("alpha", {}) != before
 
 
+def test_the_parameter_rules_stay_out_of_the_hash_when_reached_through_another_module(project, tmp_path):
+    """Chapters import their rules through a shared opening (chapter_run, training_run): editing the rules still
+    leaves their executed copies fresh."""
+    lib = _library(tmp_path)
+    (lib / "book").mkdir()
+    (lib / "book" / "__init__.py").write_text("")
+    (lib / "book" / "params.py").write_text("RULES = {}\n")
+    (lib / "book" / "opening.py").write_text("from mtllib.book.params import RULES\nfrom mtllib.data.d import D\n")
+    project.library_dir = lib
+    _notebook(project.source("alpha"), "x = 1", USES_LIB + "\n    from mtllib.book.opening import RULES")
+    before = project.source_hash("alpha", {})
+    (lib / "book" / "params.py").write_text("RULES = {'another': {}}\n")
+    assert project.source_hash("alpha", {}) == before
+    (lib / "book" / "opening.py").write_text("from mtllib.book.params import RULES\nfrom mtllib.data.d import D\nX = 1\n")
+    assert project.source_hash("alpha", {}) != before
+
+
 def test_the_real_data_chapter_does_not_depend_on_training_code():
     """Touching the IAT code leaves the data chapter fresh; touching the BBC loader makes it stale."""
     from mtllib.fingerprint import module_closure
