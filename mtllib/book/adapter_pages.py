@@ -8,6 +8,9 @@ and glue their per-seed scores (``"scores"``: a ``method`` column, then the colu
 copies, so a page comparing the adapters with each other trains nothing and depends on no local cache. It
 refuses pages that cannot be compared seed by seed: another recipe, other seeds, or fully shared models that
 are not the same models on every page.
+
+:func:`hand_count` writes one task's added parameters out by hand for these pages' exercises (Table 1's
+accounting), checked against :func:`mtllib.modeling.adapters.added_parameters`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,65 @@ from mtllib.book import results
 
 #: the reference every page holds: the fully shared model (heads only)
 REFERENCE = "shared"
+
+
+@dataclass(frozen=True)
+class HandCount:
+    """One task's added parameters counted by hand (:func:`hand_count`)."""
+
+    #: parameters one task adds
+    per_task: int
+    #: of those, the ones that act inside one layer and are that layer's own (0 for separate models)
+    per_layer: int
+    #: the count written out, e.g. ``"2 × 384 × 120 = 92,160, plus 3 × 120² = 43,200 in each of 6 layers (259,200): 351,360 per task"``
+    text: str
+
+
+def hand_count(config, method: str, size: int | None = None) -> HandCount:
+    """The parameters one task adds with ``method`` at ``d_s = size`` on an encoder of ``config``, written out as
+    a reader would count them (no biases but LayerNorm's; "BERT and PALs", Sec. 3.2-3.3 and Table 1):
+
+    - ``pals``: one pair :math:`V^E, V^D` shared by the layers, :math:`2 d_m d_s`, and an attention of width
+      :math:`d_s` in each of the :math:`L` layers, :math:`3 d_s^2` (queries, keys, values; no output projection);
+    - ``low_rank``: a pair in each layer, :math:`L \\cdot 2 d_m d_s`;
+    - ``top_pals``: one pair, :math:`2 d_m d_s`, and each of the ``k`` = 6 layers on top an attention
+      (:math:`3 d_s^2`) and a LayerNorm (:math:`2 d_s`);
+    - ``separate``: the whole encoder (``size`` unused).
+
+    Raised: :class:`mtllib.checks.BadInput` for another method or a missing ``size``; ``RuntimeError`` when the
+    hand count and :func:`~mtllib.modeling.adapters.added_parameters` disagree (the library's modules changed)."""
+    from mtllib.modeling import adapters as ad
+
+    counted = ("pals", "low_rank", "top_pals", "separate")
+    if method not in counted:
+        raise checks.BadInput(f"method must be one of {', '.join(counted)} (the ones counted by hand here), got {method!r}")
+    if method != "separate" and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
+        raise checks.BadInput(f"{method} needs its size d_s, a positive integer, got {size!r}")
+    d_m, L, d_s = config.hidden_size, config.num_hidden_layers, size
+    adapter = ad.AdapterConfig(method) if method == "separate" else ad.AdapterConfig(method, size=d_s)
+    library = ad.added_parameters(config, adapter)
+    pair = 2 * d_m * d_s if d_s else 0
+    if method == "pals":
+        per_layer = 3 * d_s ** 2
+        per_task = pair + L * per_layer
+        text = f"2 × {d_m} × {d_s} = {pair:,}, plus 3 × {d_s}² = {per_layer:,} in each of {L} layers ({L * per_layer:,}): {per_task:,} per task"
+    elif method == "low_rank":
+        per_layer = pair
+        per_task = L * per_layer
+        text = f"2 × {d_m} × {d_s} = {pair:,} in each of {L} layers: {per_task:,} per task"
+    elif method == "top_pals":
+        k = adapter.top_layers
+        per_layer = 0  # the layers on top are not the encoder's
+        on_top = 3 * d_s ** 2 + 2 * d_s
+        per_task = pair + k * on_top
+        text = (f"2 × {d_m} × {d_s} = {pair:,}, plus 3 × {d_s}² + 2 × {d_s} = {on_top:,} in each of {k} layers on top "
+                f"({k * on_top:,}): {per_task:,} per task")
+    else:
+        per_layer, per_task = 0, library
+        text = f"the encoder itself, {library:,} per task"
+    if per_task != library:
+        raise RuntimeError(f"the hand count of {method} ({per_task:,}) no longer matches the library's ({library:,})")
+    return HandCount(per_task=per_task, per_layer=per_layer, text=text)
 
 
 @dataclass
@@ -68,8 +130,8 @@ def read_methods(pages: dict[str, str], book_dir: str | Path | None = None) -> M
     for method, page in pages.items():
         try:
             frames[method], records[page] = results.read_same_recipe(page, recipe, "scores", book_dir)
-        except checks.BadInput as error:
-            if "another recipe" not in str(error):
+        except checks.BadInput as error:  # another recipe, or no glued table: say which page it was compared with
+            if page == first:
                 raise
             raise checks.BadInput(f"{page} cannot be set beside {first} ({first}'s recipe is 'here'): {error}") from None
     shared, shared_page, seeds = None, None, None

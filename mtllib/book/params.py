@@ -195,7 +195,7 @@ RULES: dict[str, dict] = {
                            "methods": _methods, "sizes": _method_sizes, "sampler": _sampler, "shared_from": checks.optional(checks.text),
                            "book_dir": checks.text},
     "06i_pals_vs_low_rank": {"pals_from": checks.text, "low_rank_from": checks.text, "separate_from": checks.optional(checks.text),
-                             "book_dir": checks.text, "margin": _positive},
+                             "top_from": checks.optional(checks.text), "book_dir": checks.text, "margin": _positive},
     "07_important_head_training": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "iap_alpha": _fraction,
                                    "sweep_seeds": _optional_seeds, "sweep_alphas": _fractions, "sweep_deltas": _fractions,
                                    "sampler": _sampler},

@@ -8,7 +8,7 @@ import pytest
 
 from mtllib import checks
 from mtllib.book import results
-from mtllib.book.adapter_pages import read_methods
+from mtllib.book.adapter_pages import hand_count, read_methods
 from tiny import PreparedSizes as Prepared
 from tiny import executed_copy as executed
 
@@ -89,3 +89,29 @@ def test_one_page_may_hold_several_methods(tmp_path):
     assert list(read.records) == ["both", "s"] and list(dict.fromkeys(read.rows.method)) == ["shared", "pals", "low_rank", "separate"]
     got = read.rows.set_index(["method", "seed", "task"]).score
     assert got["low_rank", 0, "a"] == 62.0 and got["separate", 1, "b"] == 66.0 and len(read.rows) == 4 * 2 * 2
+
+
+def tiny_bert():
+    from transformers import BertConfig
+
+    return BertConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=37, vocab_size=99)
+
+
+@pytest.mark.parametrize("method, size, per_task, per_layer", [
+    ("pals", 12, 2 * 32 * 12 + 2 * 3 * 12 ** 2, 3 * 12 ** 2),    # one V_E, V_D pair; 3 d_s^2 in each of 2 layers: 1,632
+    ("low_rank", 5, 2 * 2 * 32 * 5, 2 * 32 * 5),                 # a pair per layer: 640
+    ("top_pals", 12, 2 * 32 * 12 + 6 * (3 * 12 ** 2 + 2 * 12), 0),  # one pair; 6 layers on top of attention and LayerNorm: 3,504
+    # BertModel: embeddings 99*32 + 512*32 + 2*32 + 64; per layer 4*(32*32+32) + 64 + (32*37+37) + (37*32+32) + 64; pooler 32*32+32
+    ("separate", None, 19_680 + 2 * 6_789 + 1_056, 0),
+])
+def test_the_hand_count_of_each_method_on_a_tiny_encoder(method, size, per_task, per_layer):
+    count = hand_count(tiny_bert(), method, size)
+    assert (count.per_task, count.per_layer) == (per_task, per_layer)
+    assert count.text.endswith(f"{per_task:,} per task")
+
+
+def test_the_hand_count_names_what_it_cannot_count():
+    with pytest.raises(checks.BadInput, match="one of pals, low_rank, top_pals, separate"):
+        hand_count(tiny_bert(), "lhuc", 12)
+    with pytest.raises(checks.BadInput, match="pals needs its size d_s"):
+        hand_count(tiny_bert(), "pals")
