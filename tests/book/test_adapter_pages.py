@@ -62,6 +62,7 @@ def book(tmp_path):
     shared_moved.loc[shared_moved.method == "shared", "score"] += 0.01
     page(tmp_path, "other_shared", shared_moved)
     page(tmp_path, "no_shared", rows("low_rank").query("method != 'shared'"))
+    executed(tmp_path, "no_scores", {"recipe": results.recipe_frame(PARAMS, DATA, Recipe())}, None)  # the recipe glued, no scores
     return tmp_path / "book"
 
 
@@ -75,6 +76,7 @@ def book(tmp_path):
     ({"pals": "p", "low_rank": "no_shared"}, r"no_shared holds no rows of 'shared'"),
     ({"lhuc": "p", "low_rank": "other_seeds"}, r"p holds no rows of 'lhuc'"),
     ({"pals": "p", "low_rank": "missing"}, "make run NB=missing"),
+    ({"pals": "p", "low_rank": "no_scores"}, r"no_scores cannot be set beside p .*'scores'"),
 ])
 def test_pages_that_cannot_be_compared_seed_by_seed_are_refused(book, pages, message):
     with pytest.raises(checks.BadInput, match=message):
