@@ -7,7 +7,8 @@ and glue their per-seed scores (``"scores"``: a ``method`` column, then the colu
 :func:`mtllib.book.results.recipe_frame`). :func:`read_methods` reads them back from the committed executed
 copies, so a page comparing the adapters with each other trains nothing and depends on no local cache. It
 refuses pages that cannot be compared seed by seed: another recipe, other seeds, or fully shared models that
-are not the same models on every page.
+are not the same models on every page. :func:`read_method` reads one method's rows from one such page for a page of
+another source (06c's small-budget pages set the PALs of 06g, at Table 1's budget, beside smaller ones).
 
 :func:`hand_count` writes one task's added parameters out by hand for these pages' exercises (Table 1's
 accounting), checked against :func:`mtllib.modeling.adapters.added_parameters`.
@@ -157,3 +158,35 @@ def read_methods(pages: dict[str, str], book_dir: str | Path | None = None) -> M
     tasks = json.loads(recipe.set_index("setting").value["tasks"])
     return MethodPages(rows=rows, records=records, recipe=recipe, tasks=tasks, seeds=seeds)
 
+
+
+def read_method(page: str, method: str, recipe: pd.DataFrame, seeds: list[int], size: int | None, budget_size: int | None = None,
+                book_dir: str | Path | None = None) -> tuple[pd.DataFrame, str]:
+    """The rows of ``method`` for ``seeds`` read from ``page``'s executed copy (a page of 06g's source, which glues
+    them as ``"scores"``), in the columns of :data:`mtllib.experiments.adapters.RUN_COLUMNS` (``variant`` =
+    ``method``), and a line naming that copy (profile, commit, date) for the reading page. Nothing is trained.
+
+    ``size`` is the d_s the reading page needs the models to have; the page's own is its ``sizes`` parameter's
+    entry for ``method`` or, where that parameter is ``None``, the paper's budget carried over to the model,
+    which the reader knows as ``budget_size`` (:attr:`mtllib.book.pals_chapters.Start.matched`).
+
+    Refused with :class:`mtllib.checks.BadInput`: no executed copy, no glued tables, another recipe (every
+    differing setting named: :func:`mtllib.book.results.read_same_recipe`), no rows of ``method``, a seed the
+    page lacks, or models of another size."""
+    from mtllib.experiments.adapters import RUN_COLUMNS
+
+    scores, record = results.read_same_recipe(page, recipe, "scores", book_dir)
+    if not (scores.method == method).any():
+        raise checks.BadInput(f"{page} holds no rows of {method!r} (it has {sorted(set(scores.method))}): is it the page of {method!r}?")
+    sizes = (record.get("parameters") or {}).get("sizes")
+    theirs = (sizes or {}).get(method, {}).get("size") if sizes is not None else budget_size
+    if theirs != size:
+        raise checks.BadInput(f"{page}'s {method} models have d_s {theirs}, not {size}: read them from a page trained at d_s {size}, "
+                              f"or train them here")
+    ours = scores[scores.method == method]
+    missing = sorted(set(seeds) - set(ours.seed))
+    if missing:
+        raise checks.BadInput(f"{page} has no {method} model for seed(s) {missing} (it has {sorted(set(ours.seed))}): "
+                              f"execute it with these seeds, or train them here")
+    rows = ours[ours.seed.isin(seeds)].rename(columns={"method": "variant"})[RUN_COLUMNS].reset_index(drop=True)
+    return rows, f"{page} ({record.get('profile')} profile, commit {record.get('commit')}, executed {record.get('executed_at')})"

@@ -8,7 +8,7 @@ import pytest
 
 from mtllib import checks
 from mtllib.book import results
-from mtllib.book.adapter_pages import hand_count, read_methods
+from mtllib.book.adapter_pages import hand_count, read_method, read_methods
 from tiny import PreparedSizes as Prepared
 from tiny import executed_copy as executed
 
@@ -35,8 +35,8 @@ def rows(method, seeds=(0, 1), offset=0.0):
     return pd.DataFrame(out)
 
 
-def page(tmp_path, name, scores, recipe=Recipe()):
-    record = {"profile": "cpu", "commit": "abc1234", "executed_at": "2026-12-05T00:00", "parameters": {"seeds": [0, 1]}}
+def page(tmp_path, name, scores, recipe=Recipe(), sizes=None):
+    record = {"profile": "cpu", "commit": "abc1234", "executed_at": "2026-12-05T00:00", "parameters": {"seeds": [0, 1], "sizes": sizes}}
     executed(tmp_path, name, {"scores": scores, "recipe": results.recipe_frame(PARAMS, DATA, recipe)}, record)
 
 
@@ -91,6 +91,37 @@ def test_one_page_may_hold_several_methods(tmp_path):
     assert list(read.records) == ["both", "s"] and list(dict.fromkeys(read.rows.method)) == ["shared", "pals", "low_rank", "separate"]
     got = read.rows.set_index(["method", "seed", "task"]).score
     assert got["low_rank", 0, "a"] == 62.0 and got["separate", 1, "b"] == 66.0 and len(read.rows) == 4 * 2 * 2
+
+
+def test_one_method_is_read_for_the_seeds_asked_at_the_size_asked(tmp_path):
+    page(tmp_path, "p", rows("pals", seeds=(0, 1, 2)))  # sizes None there: the paper's budget on the model
+    page(tmp_path, "named", rows("pals"), sizes={"pals": {"size": 24}})
+    recipe = results.recipe_frame(PARAMS, DATA, Recipe())
+    read, source = read_method("p", "pals", recipe, [2, 0], size=120, budget_size=120, book_dir=tmp_path / "book")
+    assert list(read.columns) == ["variant", "seed", "task", "score", "validation", "majority", "learned", "train_seconds"]
+    assert set(read.variant) == {"pals"} and sorted(set(read.seed)) == [0, 2] and len(read) == 2 * 2
+    assert read.set_index(["seed", "task"]).score[2, "b"] == 81.0  # 60 + 10 * 2 + 1: the page's own number, no shared rows
+    assert source == "p (cpu profile, commit abc1234, executed 2026-12-05T00:00)"
+    named, _ = read_method("named", "pals", recipe, [0], size=24, budget_size=120, book_dir=tmp_path / "book")
+    assert len(named) == 2
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(method="lhuc"), r"p holds no rows of 'lhuc'"),
+    (dict(size=60), r"p's pals models have d_s 120, not 60"),
+    (dict(page="named"), r"named's pals models have d_s 24, not 120"),
+    (dict(seeds=[0, 3]), r"p has no pals model for seed\(s\) \[3\] \(it has \[0, 1\]\)"),
+    (dict(recipe=Recipe(epochs=3)), r"p's models were trained on another recipe \(epochs: 2 there, 3 here\)"),
+    (dict(page="missing"), "make run NB=missing"),
+])
+def test_a_method_that_cannot_stand_in_is_refused(tmp_path, kwargs, message):
+    page(tmp_path, "p", rows("pals"))
+    page(tmp_path, "named", rows("pals"), sizes={"pals": {"size": 24}})
+    args = dict(page="p", method="pals", recipe=Recipe(), seeds=[0, 1], size=120, budget_size=120)
+    args.update(kwargs)
+    args["recipe"] = results.recipe_frame(PARAMS, DATA, args["recipe"])
+    with pytest.raises(checks.BadInput, match=message):
+        read_method(**args, book_dir=tmp_path / "book")
 
 
 def tiny_bert():

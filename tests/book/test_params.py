@@ -192,9 +192,11 @@ def test_placement_chapter_parameters():
 def test_small_budget_chapter_parameters():
     base = dict(model="offline", tasks=["bbc-topic", "tweet-sentiment"], methods=["shared", "lhuc"], small_budget=1_500_000,
                 sizes=None, larger_pals=True, margin=1.0, seeds=[0], max_train=32, max_eval=32, max_length=64, epochs=1,
-                batch_size=16, lr=1e-4, sampler="proportional", device="cpu")
+                batch_size=16, lr=1e-4, sampler="proportional", device="cpu", shared_from=None, larger_from="06g_pals_glue_like",
+                book_dir="../book")
     assert check_parameters(base, "06c_small_budget")["small_budget"] == 1_500_000
-    for change in ({"small_budget": 0}, {"small_budget": 1.5e6}, {"larger_pals": "yes"}, {"margin": 0}, {"sizes": ["pals"]}):
+    for change in ({"small_budget": 0}, {"small_budget": 1.5e6}, {"larger_pals": "yes"}, {"margin": 0}, {"sizes": ["pals"]},
+                   {"shared_from": 7}, {"larger_from": ["06g"]}, {"book_dir": None}):
         with pytest.raises(checks.BadInput, match=next(iter(change))):
             check_parameters({**base, **change}, "06c_small_budget")
 
