@@ -8,7 +8,9 @@ and glue their per-seed scores (``"scores"``: a ``method`` column, then the colu
 copies, so a page comparing the adapters with each other trains nothing and depends on no local cache. It
 refuses pages that cannot be compared seed by seed: another recipe, other seeds, or fully shared models that
 are not the same models on every page. :func:`read_method` reads one method's rows from one such page for a page of
-another source (06c's small-budget pages set the PALs of 06g, at Table 1's budget, beside smaller ones).
+another source (06c's small-budget pages set the PALs of 06g, at Table 1's budget, beside smaller ones), and
+:func:`read_variants` every variant of another source's page that such a page trained (06b's placement pages read
+the PALs in every layer and read or train the rest).
 
 :func:`hand_count` writes one task's added parameters out by hand for these pages' exercises (Table 1's
 accounting), checked against :func:`mtllib.modeling.adapters.added_parameters`.
@@ -159,7 +161,6 @@ def read_methods(pages: dict[str, str], book_dir: str | Path | None = None) -> M
     return MethodPages(rows=rows, records=records, recipe=recipe, tasks=tasks, seeds=seeds)
 
 
-
 def read_method(page: str, method: str, recipe: pd.DataFrame, seeds: list[int], size: int | None, budget_size: int | None = None,
                 book_dir: str | Path | None = None) -> tuple[pd.DataFrame, str]:
     """The rows of ``method`` for ``seeds`` read from ``page``'s executed copy (a page of 06g's source, which glues
@@ -179,7 +180,7 @@ def read_method(page: str, method: str, recipe: pd.DataFrame, seeds: list[int], 
     if not (scores.method == method).any():
         raise checks.BadInput(f"{page} holds no rows of {method!r} (it has {sorted(set(scores.method))}): is it the page of {method!r}?")
     sizes = (record.get("parameters") or {}).get("sizes")
-    theirs = (sizes or {}).get(method, {}).get("size") if sizes is not None else budget_size
+    theirs = sizes.get(method, {}).get("size") if sizes is not None else budget_size
     if theirs != size:
         raise checks.BadInput(f"{page}'s {method} models have d_s {theirs}, not {size}: read them from a page trained at d_s {size}, "
                               f"or train them here")
@@ -190,3 +191,37 @@ def read_method(page: str, method: str, recipe: pd.DataFrame, seeds: list[int], 
                               f"execute it with these seeds, or train them here")
     rows = ours[ours.seed.isin(seeds)].rename(columns={"method": "variant"})[RUN_COLUMNS].reset_index(drop=True)
     return rows, f"{page} ({record.get('profile')} profile, commit {record.get('commit')}, executed {record.get('executed_at')})"
+
+
+def read_variants(pages: list[str] | None, configs: dict, recipe: pd.DataFrame, seeds: list[int], budget_sizes: dict,
+                  book_dir: str | Path | None = None) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+    """The variants of ``configs`` (``{name: AdapterConfig}``, :func:`mtllib.experiments.adapters.variant_configs`)
+    that pages of 06g's source trained, read from their executed copies instead of trained again: ``({name: rows},
+    {name: line naming the copy})``, the rows in the columns of :data:`mtllib.experiments.adapters.RUN_COLUMNS`
+    with ``variant`` = ``name`` (:func:`read_method`). A page of 06g's source trains each of its methods in every
+    layer, in parallel, with the default heads, top layers and initialisation, at the d_s of its ``sizes``
+    parameter or of the paper's budget on the model (``budget_sizes``, ``{method: {"size": d_s}}``:
+    :attr:`mtllib.book.pals_chapters.Start.matched`); so a variant is read from the page that holds its method
+    when it is configured that way, and left to train otherwise (06b's PALs in the final half or in series, Sec. 5.2).
+    The fully shared model is not read here (its models come from a chapter's baselines: ``shared_from``).
+
+    Refused with :class:`mtllib.checks.BadInput`: a page that holds none of the variants, two pages holding the
+    same variant, and what :func:`read_method` refuses (another recipe, a missing seed, models of another size)."""
+    from mtllib.modeling.adapters import AdapterConfig
+
+    rows, read = {}, {}
+    for page in pages or []:
+        scores, _ = results.read_same_recipe(page, recipe, "scores", book_dir)
+        held = [n for n, c in configs.items() if c.method != REFERENCE and c.method in set(scores.method)
+                and c == AdapterConfig(c.method, size=c.size)]
+        if not held:
+            raise checks.BadInput(f"{page} holds none of the variants {list(configs)} as it trains them (every layer, in parallel; "
+                                  f"its methods: {sorted(set(scores.method))}): drop it from the pages read")
+        for name in held:
+            if name in rows:
+                raise checks.BadInput(f"variant {name!r} is held by two of the pages read ({read[name].split(' ')[0]} and {page}): read it from one")
+            method = configs[name].method
+            ours, read[name] = read_method(page, method, recipe, seeds, configs[name].d_s,
+                                           budget_sizes.get(method, {}).get("size"), book_dir)
+            rows[name] = ours.assign(variant=name)
+    return rows, read

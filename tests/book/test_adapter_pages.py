@@ -8,7 +8,7 @@ import pytest
 
 from mtllib import checks
 from mtllib.book import results
-from mtllib.book.adapter_pages import hand_count, read_method, read_methods
+from mtllib.book.adapter_pages import hand_count, read_method, read_methods, read_variants
 from tiny import PreparedSizes as Prepared
 from tiny import executed_copy as executed
 
@@ -122,6 +122,42 @@ def test_a_method_that_cannot_stand_in_is_refused(tmp_path, kwargs, message):
     args["recipe"] = results.recipe_frame(PARAMS, DATA, args["recipe"])
     with pytest.raises(checks.BadInput, match=message):
         read_method(**args, book_dir=tmp_path / "book")
+
+
+def placement_variants(**pals):
+    """06b's variants: the fully shared model, PALs in every layer, in series, and attention on top, all at d_s 120."""
+    from mtllib.experiments.adapters import variant_configs
+
+    return variant_configs({"shared": {"method": "shared"}, "pals": {"method": "pals", **pals},
+                            "pals_serial": {"method": "pals", "connection": "serial"}, "top": {"method": "top_pals"}},
+                           {"pals": {"size": 120}, "top_pals": {"size": 120}})
+
+
+def test_the_variants_a_page_trained_are_read_and_the_others_left_to_train(tmp_path):
+    page(tmp_path, "p", rows("pals"))
+    page(tmp_path, "t", rows("top_pals", offset=3.0))
+    recipe = results.recipe_frame(PARAMS, DATA, Recipe())
+    budget = {"pals": {"size": 120}, "top_pals": {"size": 120}}
+    read, lines = read_variants(["p", "t"], placement_variants(), recipe, [0, 1], budget, tmp_path / "book")
+    assert list(read) == ["pals", "top"] and lines["top"].startswith("t (cpu profile, commit abc1234")  # not shared, not serial
+    assert set(read["top"].variant) == {"top"} and read["top"].set_index(["seed", "task"]).score[1, "a"] == 73.0  # 63 + 10
+    assert read_variants(None, placement_variants(), recipe, [0, 1], budget, tmp_path / "book") == ({}, {})
+    half, _ = read_variants(["t"], placement_variants(placement="final_half"), recipe, [0], budget, tmp_path / "book")
+    assert list(half) == ["top"]  # PALs in the final half are other models than 06g's: trained, not read
+
+
+@pytest.mark.parametrize("pages, pals, message", [
+    (["p", "p2"], {}, r"variant 'pals' is held by two of the pages read \(p and p2\)"),
+    (["p"], {"placement": "final_half"}, r"p holds none of the variants \['shared', 'pals', 'pals_serial', 'top'\] as it trains them"),
+    (["p"], {"size": 60}, r"p's pals models have d_s 120, not 60"),
+    (["p", "missing"], {}, "make run NB=missing"),
+])
+def test_variants_that_cannot_be_read_are_refused(tmp_path, pages, pals, message):
+    page(tmp_path, "p", rows("pals"))
+    page(tmp_path, "p2", rows("pals"))
+    recipe = results.recipe_frame(PARAMS, DATA, Recipe())
+    with pytest.raises(checks.BadInput, match=message):
+        read_variants(pages, placement_variants(**pals), recipe, [0, 1], {"pals": {"size": 120}}, tmp_path / "book")
 
 
 def tiny_bert():

@@ -179,8 +179,14 @@ def test_the_transfer_chapters_of_a_profile_share_their_settings(profile):
 
 def test_placement_chapter_parameters():
     base = dict(model="offline", tasks=["bbc-topic", "tweet-sentiment"], variants={"pals": {"method": "pals"}}, seeds=[0],
-                max_train=32, max_eval=32, max_length=64, epochs=1, batch_size=16, lr=1e-4, sampler="proportional", device="cpu")
+                max_train=32, max_eval=32, max_length=64, epochs=1, batch_size=16, lr=1e-4, sampler="proportional", device="cpu",
+                shared_from=None, read_from=["06g_pals_glue_like", "06k_top_pals_glue_like"], book_dir="../book")
     assert check_parameters(base, "06b_pals_placement")["variants"] == {"pals": {"method": "pals"}}
+    assert check_parameters({**base, "read_from": None}, "06b_pals_placement")["read_from"] is None
+    for change in ({"shared_from": 7}, {"read_from": "06g_pals_glue_like"}, {"read_from": ["06g", "06g"]}, {"read_from": [""]},
+                   {"book_dir": None}):
+        with pytest.raises(checks.BadInput, match=next(iter(change))):
+            check_parameters({**base, **change}, "06b_pals_placement")
     with pytest.raises(checks.BadInput, match="variants"):
         check_parameters({**base, "variants": ["pals"]}, "06b_pals_placement")
     with pytest.raises(checks.BadInput, match=r"variants\['pals'\]"):
