@@ -225,3 +225,28 @@ def read_variants(pages: list[str] | None, configs: dict, recipe: pd.DataFrame, 
                                            budget_sizes.get(method, {}).get("size"), book_dir)
             rows[name] = ours.assign(variant=name)
     return rows, read
+
+
+def train_the_rest(model_name: str, tasks: list[str], configs: dict, seeds: list[int], data: dict, train_config,
+                   borrowed: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, list[str]]:
+    """Every variant of ``configs`` for ``seeds``: those in ``borrowed`` (``{variant: rows}``, read by
+    :func:`read_variants`, :func:`read_method` or :func:`mtllib.book.pals_chapters.borrowed_shared`) as read, the others
+    trained here (:func:`mtllib.experiments.adapters.run_variants`, through the model cache); the rows in the
+    order of ``configs``, and the names of the variants trained here."""
+    from mtllib.experiments.adapters import run_variants
+
+    trained = {n: c for n, c in configs.items() if n not in borrowed}
+    here = run_variants(model_name, tasks, trained, seeds, data, train_config) if trained else None
+    rows = pd.concat([here, *borrowed.values()], ignore_index=True)  # concat skips the None
+    rows = rows.set_index("variant").loc[[v for v in configs if v in set(rows.variant)]].reset_index()
+    return rows, list(trained)
+
+
+def models_line(trained: list[str], seeds: list[int], read: dict[str, str], names: dict[str, str] | None = None) -> str:
+    """The sentence a page says of where its models came from: those trained here and, for each variant read, the
+    line naming the copy it was read from (``read``: ``{variant: line}``; ``names``: how to call a variant)."""
+    names = names or {}
+    return (f"Trained here, through the model cache (keyed by the adapter's whole configuration, so no variant picks up "
+            f"another's weights and a model another chapter trained on this recipe is not trained again): "
+            f"{', '.join(trained) or 'nothing'}, {len(seeds)} seed(s)."
+            + "".join(f" Read, not trained: {names.get(n, n)}, from {s}, trained there on this very recipe (checked)." for n, s in read.items()))

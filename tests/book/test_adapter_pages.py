@@ -8,7 +8,7 @@ import pytest
 
 from mtllib import checks
 from mtllib.book import results
-from mtllib.book.adapter_pages import hand_count, read_method, read_methods, read_variants
+from mtllib.book.adapter_pages import hand_count, models_line, read_method, read_methods, read_variants, train_the_rest
 from tiny import PreparedSizes as Prepared
 from tiny import executed_copy as executed
 
@@ -158,6 +158,39 @@ def test_variants_that_cannot_be_read_are_refused(tmp_path, pages, pals, message
     recipe = results.recipe_frame(PARAMS, DATA, Recipe())
     with pytest.raises(checks.BadInput, match=message):
         read_variants(pages, placement_variants(**pals), recipe, [0, 1], {"pals": {"size": 120}}, tmp_path / "book")
+
+
+def variant_rows(name, seeds=(0,)):
+    from mtllib.experiments.adapters import RUN_COLUMNS
+
+    return pd.DataFrame([{"variant": name, "seed": s, "task": t, "score": 1.0, "validation": 1.0, "majority": 0.0, "learned": True,
+                          "train_seconds": 1.0} for s in seeds for t in TASKS])[RUN_COLUMNS]
+
+
+def test_only_the_variants_not_read_are_trained_and_every_row_comes_in_the_variants_order(monkeypatch):
+    import mtllib.experiments.adapters as exp
+
+    asked = []
+    def run_variants(model_name, tasks, variants, seeds, data, train_config):
+        asked.append(list(variants))
+        return pd.concat([variant_rows(n) for n in variants], ignore_index=True)
+    monkeypatch.setattr(exp, "run_variants", run_variants)
+    configs = placement_variants()  # shared, pals, pals_serial, top
+    borrowed = {"top": variant_rows("top"), "shared": variant_rows("shared")}
+    rows, trained = train_the_rest("offline", TASKS, configs, [0], {}, None, borrowed)
+    assert asked == [["pals", "pals_serial"]] and trained == ["pals", "pals_serial"]
+    assert list(dict.fromkeys(rows.variant)) == ["shared", "pals", "pals_serial", "top"] and len(rows) == 4 * len(TASKS)
+    everything = {n: variant_rows(n) for n in configs}
+    rows, trained = train_the_rest("offline", TASKS, configs, [0], {}, None, dict(reversed(everything.items())))
+    assert asked == [["pals", "pals_serial"]] and trained == [] and list(dict.fromkeys(rows.variant)) == list(configs)
+
+
+def test_the_models_line_says_what_was_trained_and_where_the_rest_was_read():
+    line = models_line(["pals_serial"], [0, 1, 2], {"shared": "07c (cpu profile, commit abc)", "pals": "06g (cpu profile, commit def)"},
+                       {"shared": "the fully shared models"})
+    assert ": pals_serial, 3 seed(s). Read, not trained: the fully shared models, from 07c (cpu profile, commit abc), trained there" in line
+    assert line.endswith("Read, not trained: pals, from 06g (cpu profile, commit def), trained there on this very recipe (checked).")
+    assert models_line([], [0], {}).endswith("not trained again): nothing, 1 seed(s).")
 
 
 def tiny_bert():
