@@ -8,9 +8,12 @@ and glue their per-seed scores (``"scores"``: a ``method`` column, then the colu
 copies, so a page comparing the adapters with each other trains nothing and depends on no local cache. It
 refuses pages that cannot be compared seed by seed: another recipe, other seeds, or fully shared models that
 are not the same models on every page. :func:`read_method` reads one method's rows from one such page for a page of
-another source (06c's small-budget pages set the PALs of 06g, at Table 1's budget, beside smaller ones), and
+another source (06c's small-budget pages set the PALs of 06g, at Table 1's budget, beside smaller ones),
 :func:`read_variants` every variant of another source's page that such a page trained (06b's placement pages read
-the PALs in every layer and read or train the rest).
+the PALs in every layer and read or train the rest), :func:`read_shared` the fully shared models from a chapter's
+multi-task baselines, and :func:`read_samplers` those baselines by the sampler each chapter trained them under
+(06d's pages, Sec. 6). Each read variant comes as a :class:`Borrowed` (its rows and the copy named), and
+:func:`train_the_rest` or :func:`train_other_samplers` trains only what was not read.
 
 :func:`hand_count` writes one task's added parameters out by hand for these pages' exercises (Table 1's
 accounting), checked against :func:`mtllib.modeling.adapters.added_parameters`.
@@ -53,21 +56,25 @@ def hand_count(config, method: str, size: int | None = None) -> HandCount:
     - ``low_rank``: a pair in each layer, :math:`L \\cdot 2 d_m d_s`;
     - ``top_pals``: one pair, :math:`2 d_m d_s`, and each of the ``k`` = 6 layers on top an attention
       (:math:`3 d_s^2`) and a LayerNorm (:math:`2 d_s`);
+    - ``top_layer``: one layer of the encoder's shape on top, with its biases: an attention with its output projection
+      (:math:`4 d_m^2 + 4 d_m`), a feed-forward of width :math:`d_{ff}` (:math:`2 d_m d_{ff} + d_{ff} + d_m`) and two
+      LayerNorms (:math:`4 d_m`) (``size`` unused);
     - ``separate``: the whole encoder (``size`` unused).
 
     Raised: :class:`mtllib.checks.BadInput` for another method or a missing ``size``; ``RuntimeError`` when the
     hand count and :func:`~mtllib.modeling.adapters.added_parameters` disagree (the library's modules changed)."""
     from mtllib.modeling import adapters as ad
 
-    counted = ("pals", "low_rank", "top_pals", "separate")
+    counted = ("pals", "low_rank", "top_pals", "top_layer", "separate")
+    unsized = ("top_layer", "separate")
     if method not in counted:
         raise checks.BadInput(f"method must be one of {', '.join(counted)} (the ones counted by hand here), got {method!r}")
-    if method != "separate" and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
+    if method not in unsized and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
         raise checks.BadInput(f"{method} needs its size d_s, a positive integer, got {size!r}")
     d_m, L, d_s = config.hidden_size, config.num_hidden_layers, size
-    adapter = ad.AdapterConfig(method) if method == "separate" else ad.AdapterConfig(method, size=d_s)
+    adapter = ad.AdapterConfig(method) if method in unsized else ad.AdapterConfig(method, size=d_s)
     library = ad.added_parameters(config, adapter)
-    pair = 2 * d_m * d_s if d_s else 0
+    pair = 2 * d_m * d_s if method not in unsized else 0
     if method == "pals":
         per_layer = 3 * d_s ** 2
         per_task = pair + L * per_layer
@@ -83,6 +90,13 @@ def hand_count(config, method: str, size: int | None = None) -> HandCount:
         per_task = pair + k * on_top
         text = (f"2 × {d_m} × {d_s} = {pair:,}, plus 3 × {d_s}² + 2 × {d_s} = {on_top:,} in each of {k} layers on top "
                 f"({k * on_top:,}): {per_task:,} per task")
+    elif method == "top_layer":
+        d_ff = config.intermediate_size
+        per_layer = 0  # the layer on top is not the encoder's
+        attention, feed_forward, norms = 4 * d_m ** 2 + 4 * d_m, 2 * d_m * d_ff + d_ff + d_m, 4 * d_m
+        per_task = attention + feed_forward + norms
+        text = (f"4 × {d_m}² + 4 × {d_m} = {attention:,} (attention, its output projection, biases), 2 × {d_m} × {d_ff} + {d_ff} + {d_m} "
+                f"= {feed_forward:,} (feed-forward), 4 × {d_m} = {norms:,} (two LayerNorms): {per_task:,} per task")
     else:
         per_layer, per_task = 0, library
         text = f"the encoder itself, {library:,} per task"
@@ -109,8 +123,7 @@ class MethodPages:
 
     def sources(self) -> str:
         """``"06g_pals_glue_like (cpu profile, commit abc1234, executed 2026-12-05 ...); ..."``, for the page."""
-        return "; ".join(f"{nb} ({r.get('profile')} profile, commit {r.get('commit')}, executed {r.get('executed_at')})"
-                         for nb, r in self.records.items())
+        return "; ".join(copy_line(nb, r) for nb, r in self.records.items())
 
 
 def read_methods(pages: dict[str, str], book_dir: str | Path | None = None) -> MethodPages:
@@ -161,22 +174,30 @@ def read_methods(pages: dict[str, str], book_dir: str | Path | None = None) -> M
     return MethodPages(rows=rows, records=records, recipe=recipe, tasks=tasks, seeds=seeds)
 
 
-def read_method(page: str, method: str, recipe: pd.DataFrame, seeds: list[int], size: int | None, budget_size: int | None = None,
-                book_dir: str | Path | None = None) -> tuple[pd.DataFrame, str]:
-    """The rows of ``method`` for ``seeds`` read from ``page``'s executed copy (a page of 06g's source, which glues
-    them as ``"scores"``), in the columns of :data:`mtllib.experiments.adapters.RUN_COLUMNS` (``variant`` =
-    ``method``), and a line naming that copy (profile, commit, date) for the reading page. Nothing is trained.
+def copy_line(page: str, record: dict) -> str:
+    """``"06g_pals_glue_like (cpu profile, commit abc1234, executed 2026-12-05T...)"``: how a reading page names an
+    executed copy it read (``record``: the copy's run record)."""
+    return f"{page} ({record.get('profile')} profile, commit {record.get('commit')}, executed {record.get('executed_at')})"
 
-    ``size`` is the d_s the reading page needs the models to have; the page's own is its ``sizes`` parameter's
-    entry for ``method`` or, where that parameter is ``None``, the paper's budget carried over to the model,
-    which the reader knows as ``budget_size`` (:attr:`mtllib.book.pals_chapters.Start.matched`).
 
-    Refused with :class:`mtllib.checks.BadInput`: no executed copy, no glued tables, another recipe (every
-    differing setting named: :func:`mtllib.book.results.read_same_recipe`), no rows of ``method``, a seed the
-    page lacks, or models of another size."""
+@dataclass(frozen=True)
+class Borrowed:
+    """One variant's models read from another page's executed copy instead of trained here."""
+
+    #: their rows, in the columns of :data:`mtllib.experiments.adapters.RUN_COLUMNS`, ``variant`` the reading page's name
+    rows: pd.DataFrame
+    #: the page read
+    page: str
+    #: that copy named for the reading page (:func:`copy_line`)
+    line: str
+
+
+def _method_rows(scores: pd.DataFrame, record: dict, page: str, method: str, seeds: list[int], size: int | None,
+                 budget_size: int | None) -> pd.DataFrame:
+    """``method``'s rows for ``seeds`` in a page's glued ``scores`` (its run ``record`` beside them), ``variant`` =
+    ``method``; refused as :func:`read_method` says."""
     from mtllib.experiments.adapters import RUN_COLUMNS
 
-    scores, record = results.read_same_recipe(page, recipe, "scores", book_dir)
     if not (scores.method == method).any():
         raise checks.BadInput(f"{page} holds no rows of {method!r} (it has {sorted(set(scores.method))}): is it the page of {method!r}?")
     sizes = (record.get("parameters") or {}).get("sizes")
@@ -189,64 +210,149 @@ def read_method(page: str, method: str, recipe: pd.DataFrame, seeds: list[int], 
     if missing:
         raise checks.BadInput(f"{page} has no {method} model for seed(s) {missing} (it has {sorted(set(ours.seed))}): "
                               f"execute it with these seeds, or train them here")
-    rows = ours[ours.seed.isin(seeds)].rename(columns={"method": "variant"})[RUN_COLUMNS].reset_index(drop=True)
-    return rows, f"{page} ({record.get('profile')} profile, commit {record.get('commit')}, executed {record.get('executed_at')})"
+    return ours[ours.seed.isin(seeds)].rename(columns={"method": "variant"})[RUN_COLUMNS].reset_index(drop=True)
+
+
+def read_method(page: str, method: str, recipe: pd.DataFrame, seeds: list[int], size: int | None, budget_size: int | None = None,
+                book_dir: str | Path | None = None, variant: str | None = None) -> Borrowed:
+    """The models of ``method`` for ``seeds`` read from ``page``'s executed copy (a page of 06g's source, which glues
+    their scores as ``"scores"``), their rows with ``variant`` = the reading page's name for them (default ``method``).
+    Nothing is trained.
+
+    ``size`` is the d_s the reading page needs the models to have; the page's own is its ``sizes`` parameter's
+    entry for ``method`` or, where that parameter is ``None``, the paper's budget carried over to the model,
+    which the reader knows as ``budget_size`` (:attr:`mtllib.book.pals_chapters.Start.matched`).
+
+    Refused with :class:`mtllib.checks.BadInput`: no executed copy, no glued tables, another recipe (every
+    differing setting named: :func:`mtllib.book.results.read_same_recipe`), no rows of ``method``, a seed the
+    page lacks, or models of another size."""
+    scores, record = results.read_same_recipe(page, recipe, "scores", book_dir)
+    rows = _method_rows(scores, record, page, method, seeds, size, budget_size)
+    return Borrowed(rows.assign(variant=variant or method), page, copy_line(page, record))
 
 
 def read_variants(pages: list[str] | None, configs: dict, recipe: pd.DataFrame, seeds: list[int], budget_sizes: dict,
-                  book_dir: str | Path | None = None) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+                  book_dir: str | Path | None = None) -> dict[str, Borrowed]:
     """The variants of ``configs`` (``{name: AdapterConfig}``, :func:`mtllib.experiments.adapters.variant_configs`)
-    that pages of 06g's source trained, read from their executed copies instead of trained again: ``({name: rows},
-    {name: line naming the copy})``, the rows in the columns of :data:`mtllib.experiments.adapters.RUN_COLUMNS`
-    with ``variant`` = ``name`` (:func:`read_method`). A page of 06g's source trains each of its methods in every
+    that pages of 06g's source trained, read from their executed copies (each read once) instead of trained again:
+    ``{name: Borrowed}``, ``variant`` = ``name``. A page of 06g's source trains each of its methods in every
     layer, in parallel, with the default heads, top layers and initialisation, at the d_s of its ``sizes``
     parameter or of the paper's budget on the model (``budget_sizes``, ``{method: {"size": d_s}}``:
     :attr:`mtllib.book.pals_chapters.Start.matched`); so a variant is read from the page that holds its method
     when it is configured that way, and left to train otherwise (06b's PALs in the final half or in series, Sec. 5.2).
-    The fully shared model is not read here (its models come from a chapter's baselines: ``shared_from``).
+    The fully shared model is not read here (its models come from a chapter's baselines: :func:`read_shared`).
 
     Refused with :class:`mtllib.checks.BadInput`: a page that holds none of the variants, two pages holding the
     same variant, and what :func:`read_method` refuses (another recipe, a missing seed, models of another size)."""
     from mtllib.modeling.adapters import AdapterConfig
 
-    rows, read = {}, {}
+    read = {}
     for page in pages or []:
-        scores, _ = results.read_same_recipe(page, recipe, "scores", book_dir)
+        scores, record = results.read_same_recipe(page, recipe, "scores", book_dir)
         held = [n for n, c in configs.items() if c.method != REFERENCE and c.method in set(scores.method)
                 and c == AdapterConfig(c.method, size=c.size)]
         if not held:
             raise checks.BadInput(f"{page} holds none of the variants {list(configs)} as it trains them (every layer, in parallel; "
                                   f"its methods: {sorted(set(scores.method))}): drop it from the pages read")
         for name in held:
-            if name in rows:
-                raise checks.BadInput(f"variant {name!r} is held by two of the pages read ({read[name].split(' ')[0]} and {page}): read it from one")
+            if name in read:
+                raise checks.BadInput(f"variant {name!r} is held by two of the pages read ({read[name].page} and {page}): read it from one")
             method = configs[name].method
-            ours, read[name] = read_method(page, method, recipe, seeds, configs[name].d_s,
-                                           budget_sizes.get(method, {}).get("size"), book_dir)
-            rows[name] = ours.assign(variant=name)
-    return rows, read
+            rows = _method_rows(scores, record, page, method, seeds, configs[name].d_s, budget_sizes.get(method, {}).get("size"))
+            read[name] = Borrowed(rows.assign(variant=name), page, copy_line(page, record))
+    return read
+
+
+def shared_variant(configs: dict, shared_from: str | None) -> str | None:
+    """The name of the fully shared variant among ``configs`` that :func:`read_shared` reads from chapter
+    ``shared_from`` (``None`` when nothing is read). Refused with :class:`mtllib.checks.BadInput`, before any work,
+    when ``shared_from`` is given and no variant is the fully shared model."""
+    name = next((n for n, c in configs.items() if c.method == REFERENCE), None)
+    if shared_from and name is None:
+        raise checks.BadInput(f"shared_from reads the fully shared models, and none of the variants {list(configs)} is one: add the "
+                              f"method {REFERENCE!r}, or set shared_from = None")
+    return name if shared_from else None
+
+
+def read_shared(shared_from: str | None, variant: str | None, recipe: pd.DataFrame, seeds: list[int],
+                book_dir: str | Path | None = None) -> dict[str, Borrowed]:
+    """``{variant: Borrowed}``: the fully shared models read from chapter ``shared_from``'s multi-task baselines
+    (:func:`mtllib.book.pals_chapters.borrowed_shared`, which refuses another recipe and a missing seed), named
+    ``variant`` (:func:`shared_variant`); empty when ``shared_from`` is ``None``."""
+    from mtllib.book.pals_chapters import borrowed_shared
+
+    if not shared_from:
+        return {}
+    rows, line = borrowed_shared(shared_from, recipe, seeds, book_dir)
+    return {variant: Borrowed(rows.rename(columns={"method": "variant"}).assign(variant=variant), shared_from, line)}
+
+
+def read_samplers(pages: list[str] | None, method: str, samplers: list[str], recipe_for, seeds: list[int],
+                  book_dir: str | Path | None = None) -> dict[str, Borrowed]:
+    """Sec. 6 of "BERT and PALs" from models already trained: ``{sampler: Borrowed}``, the multi-task baselines
+    (fully shared models) of each chapter in ``pages``, named by the sampler that chapter trained them under (its
+    glued recipe says which), ``variant`` = that sampler. ``recipe_for(sampler)`` is the reading page's recipe with
+    that sampler (:func:`mtllib.book.results.recipe_frame`): every other setting must match
+    (:func:`mtllib.book.pals_chapters.borrowed_shared`).
+
+    Refused with :class:`mtllib.checks.BadInput`: pages given for a ``method`` (the reading page's) other than the fully
+    shared model, a chapter whose sampler is not among ``samplers``, two chapters with the same sampler, and what
+    ``borrowed_shared`` refuses (no copy, another recipe, a missing seed)."""
+    from mtllib.book.pals_chapters import borrowed_shared
+
+    if pages and method != REFERENCE:
+        raise checks.BadInput(f"the pages read ({', '.join(pages)}) hold multi-task baselines, fully shared models, but method is "
+                              f"{method!r}: set method = {REFERENCE!r}, or read_from = None")
+    read = {}
+    for page in pages or []:
+        recipe = results.read_frame(results.executed_copy(page, book_dir), "recipe").set_index("setting").value
+        sampler = json.loads(recipe["sampler"]) if "sampler" in recipe else None
+        if sampler not in samplers:
+            raise checks.BadInput(f"{page} trained its models under the sampler {sampler!r}, which is not among samplers {samplers}: "
+                                  f"add it, or drop {page} from the pages read")
+        if sampler in read:
+            raise checks.BadInput(f"sampler {sampler!r} is held by two of the pages read ({read[sampler].page} and {page}): read it from one")
+        rows, line = borrowed_shared(page, recipe_for(sampler), seeds, book_dir)
+        read[sampler] = Borrowed(rows.rename(columns={"method": "variant"}).assign(variant=sampler), page, line)
+    return read
+
+
+def _in_order(names: list[str], here: pd.DataFrame | None, borrowed: dict[str, Borrowed]) -> pd.DataFrame:
+    """The rows trained ``here`` and those ``borrowed``, in the order of ``names``."""
+    rows = pd.concat([here, *(b.rows for b in borrowed.values())], ignore_index=True)  # concat skips the None
+    return rows.set_index("variant").loc[[v for v in names if v in set(rows.variant)]].reset_index()
 
 
 def train_the_rest(model_name: str, tasks: list[str], configs: dict, seeds: list[int], data: dict, train_config,
-                   borrowed: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, list[str]]:
-    """Every variant of ``configs`` for ``seeds``: those in ``borrowed`` (``{variant: rows}``, read by
-    :func:`read_variants`, :func:`read_method` or :func:`mtllib.book.pals_chapters.borrowed_shared`) as read, the others
-    trained here (:func:`mtllib.experiments.adapters.run_variants`, through the model cache); the rows in the
-    order of ``configs``, and the names of the variants trained here."""
+                   borrowed: dict[str, Borrowed]) -> tuple[pd.DataFrame, list[str]]:
+    """Every variant of ``configs`` for ``seeds``: those in ``borrowed`` (:func:`read_variants`, :func:`read_method`,
+    :func:`read_shared`) as read, the others trained here (:func:`mtllib.experiments.adapters.run_variants`, through
+    the model cache); the rows in the order of ``configs``, and the names of the variants trained here."""
     from mtllib.experiments.adapters import run_variants
 
     trained = {n: c for n, c in configs.items() if n not in borrowed}
     here = run_variants(model_name, tasks, trained, seeds, data, train_config) if trained else None
-    rows = pd.concat([here, *borrowed.values()], ignore_index=True)  # concat skips the None
-    rows = rows.set_index("variant").loc[[v for v in configs if v in set(rows.variant)]].reset_index()
-    return rows, list(trained)
+    return _in_order(list(configs), here, borrowed), list(trained)
 
 
-def models_line(trained: list[str], seeds: list[int], read: dict[str, str], names: dict[str, str] | None = None) -> str:
-    """The sentence a page says of where its models came from: those trained here and, for each variant read, the
-    line naming the copy it was read from (``read``: ``{variant: line}``; ``names``: how to call a variant)."""
+def train_other_samplers(model_name: str, tasks: list[str], adapter, samplers: list[str], seeds: list[int], data: dict, train_config,
+                         borrowed: dict[str, Borrowed]) -> tuple[pd.DataFrame, list[str]]:
+    """:func:`train_the_rest` for Sec. 6's schedules: ``adapter``'s models under every sampler of ``samplers``, those
+    in ``borrowed`` (:func:`read_samplers`) as read, the others trained here
+    (:func:`mtllib.experiments.sampling.run_samplers`); the rows in the order of ``samplers``, and the samplers trained here."""
+    from mtllib.experiments import sampling
+
+    trained = [s for s in samplers if s not in borrowed]
+    here = sampling.run_samplers(model_name, tasks, adapter, trained, seeds, data, train_config) if trained else None
+    return _in_order(samplers, here, borrowed), trained
+
+
+def models_line(trained: list[str], seeds: list[int], borrowed: dict[str, Borrowed], names: dict[str, str] | None = None) -> str:
+    """The sentence a page says of where its models came from: those trained here and, for each variant
+    ``borrowed``, the copy it was read from (``names``: how to call a variant)."""
     names = names or {}
     return (f"Trained here, through the model cache (keyed by the adapter's whole configuration, so no variant picks up "
             f"another's weights and a model another chapter trained on this recipe is not trained again): "
             f"{', '.join(trained) or 'nothing'}, {len(seeds)} seed(s)."
-            + "".join(f" Read, not trained: {names.get(n, n)}, from {s}, trained there on this very recipe (checked)." for n, s in read.items()))
+            + "".join(f" Read, not trained: {names.get(n, n)}, from {b.line}, trained there on this very recipe (checked)."
+                      for n, b in borrowed.items()))

@@ -8,7 +8,8 @@ import pytest
 
 from mtllib import checks
 from mtllib.book import results
-from mtllib.book.adapter_pages import hand_count, models_line, read_method, read_methods, read_variants, train_the_rest
+from mtllib.book.adapter_pages import (Borrowed, hand_count, models_line, read_method, read_methods, read_samplers, read_shared, read_variants,
+                                       shared_variant, train_other_samplers, train_the_rest)
 from tiny import PreparedSizes as Prepared
 from tiny import executed_copy as executed
 
@@ -97,13 +98,14 @@ def test_one_method_is_read_for_the_seeds_asked_at_the_size_asked(tmp_path):
     page(tmp_path, "p", rows("pals", seeds=(0, 1, 2)))  # sizes None there: the paper's budget on the model
     page(tmp_path, "named", rows("pals"), sizes={"pals": {"size": 24}})
     recipe = results.recipe_frame(PARAMS, DATA, Recipe())
-    read, source = read_method("p", "pals", recipe, [2, 0], size=120, budget_size=120, book_dir=tmp_path / "book")
-    assert list(read.columns) == ["variant", "seed", "task", "score", "validation", "majority", "learned", "train_seconds"]
+    got = read_method("p", "pals", recipe, [2, 0], size=120, budget_size=120, book_dir=tmp_path / "book")
+    read, source = got.rows, got.line
+    assert got.page == "p" and list(read.columns) == ["variant", "seed", "task", "score", "validation", "majority", "learned", "train_seconds"]
     assert set(read.variant) == {"pals"} and sorted(set(read.seed)) == [0, 2] and len(read) == 2 * 2
     assert read.set_index(["seed", "task"]).score[2, "b"] == 81.0  # 60 + 10 * 2 + 1: the page's own number, no shared rows
     assert source == "p (cpu profile, commit abc1234, executed 2026-12-05T00:00)"
-    named, _ = read_method("named", "pals", recipe, [0], size=24, budget_size=120, book_dir=tmp_path / "book")
-    assert len(named) == 2
+    named = read_method("named", "pals", recipe, [0], size=24, budget_size=120, book_dir=tmp_path / "book", variant="pals, small")
+    assert len(named.rows) == 2 and set(named.rows.variant) == {"pals, small"}
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -138,11 +140,13 @@ def test_the_variants_a_page_trained_are_read_and_the_others_left_to_train(tmp_p
     page(tmp_path, "t", rows("top_pals", offset=3.0))
     recipe = results.recipe_frame(PARAMS, DATA, Recipe())
     budget = {"pals": {"size": 120}, "top_pals": {"size": 120}}
-    read, lines = read_variants(["p", "t"], placement_variants(), recipe, [0, 1], budget, tmp_path / "book")
-    assert list(read) == ["pals", "top"] and lines["top"].startswith("t (cpu profile, commit abc1234")  # not shared, not serial
-    assert set(read["top"].variant) == {"top"} and read["top"].set_index(["seed", "task"]).score[1, "a"] == 73.0  # 63 + 10
-    assert read_variants(None, placement_variants(), recipe, [0, 1], budget, tmp_path / "book") == ({}, {})
-    half, _ = read_variants(["t"], placement_variants(placement="final_half"), recipe, [0], budget, tmp_path / "book")
+    read = read_variants(["p", "t"], placement_variants(), recipe, [0, 1], budget, tmp_path / "book")
+    assert list(read) == ["pals", "top"] and read["top"].line.startswith("t (cpu profile, commit abc1234")  # not shared, not serial
+    assert read["pals"].page == "p" and read["top"].page == "t"
+    top = read["top"].rows
+    assert set(top.variant) == {"top"} and top.set_index(["seed", "task"]).score[1, "a"] == 73.0  # 63 + 10
+    assert read_variants(None, placement_variants(), recipe, [0, 1], budget, tmp_path / "book") == {}
+    half = read_variants(["t"], placement_variants(placement="final_half"), recipe, [0], budget, tmp_path / "book")
     assert list(half) == ["top"]  # PALs in the final half are other models than 06g's: trained, not read
 
 
@@ -167,6 +171,10 @@ def variant_rows(name, seeds=(0,)):
                           "train_seconds": 1.0} for s in seeds for t in TASKS])[RUN_COLUMNS]
 
 
+def lent(name, seeds=(0,)):
+    return Borrowed(variant_rows(name, seeds), "elsewhere", "elsewhere (cpu profile)")
+
+
 def test_only_the_variants_not_read_are_trained_and_every_row_comes_in_the_variants_order(monkeypatch):
     import mtllib.experiments.adapters as exp
 
@@ -176,17 +184,94 @@ def test_only_the_variants_not_read_are_trained_and_every_row_comes_in_the_varia
         return pd.concat([variant_rows(n) for n in variants], ignore_index=True)
     monkeypatch.setattr(exp, "run_variants", run_variants)
     configs = placement_variants()  # shared, pals, pals_serial, top
-    borrowed = {"top": variant_rows("top"), "shared": variant_rows("shared")}
+    borrowed = {"top": lent("top"), "shared": lent("shared")}
     rows, trained = train_the_rest("offline", TASKS, configs, [0], {}, None, borrowed)
     assert asked == [["pals", "pals_serial"]] and trained == ["pals", "pals_serial"]
     assert list(dict.fromkeys(rows.variant)) == ["shared", "pals", "pals_serial", "top"] and len(rows) == 4 * len(TASKS)
-    everything = {n: variant_rows(n) for n in configs}
+    everything = {n: lent(n) for n in configs}
     rows, trained = train_the_rest("offline", TASKS, configs, [0], {}, None, dict(reversed(everything.items())))
     assert asked == [["pals", "pals_serial"]] and trained == [] and list(dict.fromkeys(rows.variant)) == list(configs)
 
 
+@dataclasses.dataclass
+class Sampled:
+    epochs: int = 2
+    sampler: str = "annealed"
+
+
+def baselines(tmp_path, name, sampler, offset=0.0, seeds=(0, 1)):
+    """A chapter of 07c's source: its multi-task baselines and their IAT branches under ``sampler``."""
+    from mtllib.experiments.iat import BASELINE
+
+    scores = pd.DataFrame([{"variant": v, "seed": s, "task": t, "score": 50.0 + offset + 10 * s + i + 5 * (v == "IAT"), "validation": 60.0,
+                            "majority": 40.0, "learned": True, "train_seconds": 2.0} for v in (BASELINE, "IAT") for s in seeds
+                           for i, t in enumerate(TASKS)])
+    record = {"profile": "cpu", "commit": "abc1234", "executed_at": "2026-12-05T00:00"}
+    executed(tmp_path, name, {"scores": scores, "recipe": results.recipe_frame(PARAMS, DATA, Sampled(sampler=sampler))}, record)
+
+
+def test_the_fully_shared_models_are_read_under_the_variant_s_name(tmp_path):
+    baselines(tmp_path, "07c", "annealed")
+    configs = placement_variants()
+    assert shared_variant(configs, "07c") == "shared" and shared_variant(configs, None) is None
+    recipe = results.recipe_frame(PARAMS, DATA, Sampled())
+    read = read_shared("07c", "shared", recipe, [1], tmp_path / "book")
+    assert list(read) == ["shared"] and read["shared"].page == "07c" and read["shared"].line.startswith("07c (cpu profile")
+    assert read["shared"].rows[["variant", "seed", "task", "score"]].values.tolist() == [["shared", 1, "a", 60.0], ["shared", 1, "b", 61.0]]
+    assert read_shared(None, None, recipe, [1], tmp_path / "book") == {}
+    with pytest.raises(checks.BadInput, match=r"none of the variants \['pals', 'top'\] is one: add the method 'shared'"):
+        shared_variant({n: c for n, c in configs.items() if n in ("pals", "top")}, "07c")
+
+
+def test_each_chapter_s_baselines_are_read_as_the_sampler_it_trained_them_under(tmp_path):
+    baselines(tmp_path, "07c", "annealed")
+    baselines(tmp_path, "07d", "proportional", offset=-2.0)
+    samplers = ["proportional-replacement", "annealed", "proportional"]
+    asked = []
+    def recipe_for(sampler):
+        asked.append(sampler)
+        return results.recipe_frame(PARAMS, DATA, Sampled(sampler=sampler))
+    read = read_samplers(["07d", "07c"], "shared", samplers, recipe_for, [0, 1], tmp_path / "book")
+    assert list(read) == ["proportional", "annealed"] and asked == ["proportional", "annealed"]
+    assert read["annealed"].page == "07c" and set(read["annealed"].rows.variant) == {"annealed"}
+    assert read["proportional"].rows.set_index(["seed", "task"]).score[1, "b"] == 59.0  # 50 - 2 + 10 + 1: the baseline, not IAT
+    assert read_samplers(None, "pals", samplers, recipe_for, [0], tmp_path / "book") == {}
+
+
+@pytest.mark.parametrize("pages, method, samplers, message", [
+    (["07c"], "pals", ["proportional", "annealed"], r"hold multi-task baselines, fully shared models, but method is 'pals'"),
+    (["07c"], "shared", ["proportional", "uniform"], r"07c trained its models under the sampler 'annealed', which is not among samplers"),
+    (["07c", "07c2"], "shared", ["proportional", "annealed"], r"sampler 'annealed' is held by two of the pages read \(07c and 07c2\)"),
+    (["07c"], "shared", ["annealed"], "epochs: 2 there, 3 here"),
+])
+def test_baselines_that_cannot_stand_in_for_a_sampler_are_refused(tmp_path, pages, method, samplers, message):
+    baselines(tmp_path, "07c", "annealed")
+    baselines(tmp_path, "07c2", "annealed")
+    epochs = 3 if samplers == ["annealed"] else 2
+    with pytest.raises(checks.BadInput, match=message):
+        read_samplers(pages, method, samplers, lambda s: results.recipe_frame(PARAMS, DATA, Sampled(epochs, s)), [0], tmp_path / "book")
+
+
+def test_only_the_samplers_not_read_are_trained_in_the_samplers_order(monkeypatch):
+    import mtllib.experiments.sampling as sampling
+
+    asked = []
+    def run_samplers(model_name, tasks, adapter, samplers, seeds, data, train_config):
+        asked.append(list(samplers))
+        return pd.concat([variant_rows(s) for s in samplers], ignore_index=True)
+    monkeypatch.setattr(sampling, "run_samplers", run_samplers)
+    samplers = ["proportional-replacement", "annealed", "proportional"]
+    rows, trained = train_other_samplers("offline", TASKS, None, samplers, [0], {}, None, {"proportional": lent("proportional"),
+                                                                                           "annealed": lent("annealed")})
+    assert asked == [["proportional-replacement"]] and trained == ["proportional-replacement"]
+    assert list(dict.fromkeys(rows.variant)) == samplers and len(rows) == 3 * len(TASKS)
+    rows, trained = train_other_samplers("offline", TASKS, None, samplers[1:], [0], {}, None, {s: lent(s) for s in samplers[1:]})
+    assert asked == [["proportional-replacement"]] and trained == [] and list(dict.fromkeys(rows.variant)) == samplers[1:]
+
+
 def test_the_models_line_says_what_was_trained_and_where_the_rest_was_read():
-    line = models_line(["pals_serial"], [0, 1, 2], {"shared": "07c (cpu profile, commit abc)", "pals": "06g (cpu profile, commit def)"},
+    line = models_line(["pals_serial"], [0, 1, 2], {"shared": Borrowed(None, "07c", "07c (cpu profile, commit abc)"),
+                                                    "pals": Borrowed(None, "06g", "06g (cpu profile, commit def)")},
                        {"shared": "the fully shared models"})
     assert ": pals_serial, 3 seed(s). Read, not trained: the fully shared models, from 07c (cpu profile, commit abc), trained there" in line
     assert line.endswith("Read, not trained: pals, from 06g (cpu profile, commit def), trained there on this very recipe (checked).")
@@ -203,6 +288,8 @@ def tiny_bert():
     ("pals", 12, 2 * 32 * 12 + 2 * 3 * 12 ** 2, 3 * 12 ** 2),    # one V_E, V_D pair; 3 d_s^2 in each of 2 layers: 1,632
     ("low_rank", 5, 2 * 2 * 32 * 5, 2 * 32 * 5),                 # a pair per layer: 640
     ("top_pals", 12, 2 * 32 * 12 + 6 * (3 * 12 ** 2 + 2 * 12), 0),  # one pair; 6 layers on top of attention and LayerNorm: 3,504
+    # one layer of BertModel's shape: attention 4*(32*32+32), feed-forward (32*37+37) + (37*32+32), two LayerNorms 2*64: 6,789
+    ("top_layer", None, 4 * (32 * 32 + 32) + (32 * 37 + 37) + (37 * 32 + 32) + 2 * 64, 0),
     # BertModel: embeddings 99*32 + 512*32 + 2*32 + 64; per layer 4*(32*32+32) + 64 + (32*37+37) + (37*32+32) + 64; pooler 32*32+32
     ("separate", None, 19_680 + 2 * 6_789 + 1_056, 0),
 ])
@@ -213,7 +300,7 @@ def test_the_hand_count_of_each_method_on_a_tiny_encoder(method, size, per_task,
 
 
 def test_the_hand_count_names_what_it_cannot_count():
-    with pytest.raises(checks.BadInput, match="one of pals, low_rank, top_pals, separate"):
+    with pytest.raises(checks.BadInput, match="one of pals, low_rank, top_pals, top_layer, separate"):
         hand_count(tiny_bert(), "lhuc", 12)
     with pytest.raises(checks.BadInput, match="pals needs its size d_s"):
         hand_count(tiny_bert(), "pals")
