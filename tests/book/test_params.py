@@ -209,9 +209,12 @@ def test_small_budget_chapter_parameters():
 
 def test_sampling_chapter_parameters():
     base = dict(model="offline", tasks=["bbc-topic", "tweet-sentiment"], method="shared", samplers=["proportional-replacement", "annealed"],
-                seeds=[0, 1], max_train=32, max_eval=32, max_length=64, epochs=2, batch_size=16, lr=1e-4, device="cpu")
+                seeds=[0, 1], max_train=32, max_eval=32, max_length=64, epochs=2, batch_size=16, lr=1e-4, device="cpu",
+                read_from=["07c_iat_glue_like", "07d_iat_glue_like_proportional"], book_dir="../book")
     assert check_parameters(base, "06d_sampling")["samplers"] == ["proportional-replacement", "annealed"]
-    for change in ({"samplers": ["annealed"]}, {"samplers": ["proportional", "anealed"]}, {"samplers": "annealed"}, {"method": 3}):
+    assert check_parameters({**base, "read_from": None}, "06d_sampling")["read_from"] is None
+    for change in ({"samplers": ["annealed"]}, {"samplers": ["proportional", "anealed"]}, {"samplers": "annealed"}, {"method": 3},
+                   {"read_from": "07c_iat_glue_like"}, {"read_from": ["07c", "07c"]}, {"book_dir": None}):
         with pytest.raises(checks.BadInput, match=next(iter(change))):
             check_parameters({**base, **change}, "06d_sampling")
 
