@@ -30,6 +30,7 @@ import pandas as pd
 
 from mtllib import checks
 from mtllib.book import results
+from mtllib.data.tasks import GLUE_LIKE
 
 #: the reference every page holds: the fully shared model (heads only)
 REFERENCE = "shared"
@@ -298,8 +299,6 @@ def read_samplers(pages: list[str] | None, method: str, samplers: list[str], rec
     Refused with :class:`mtllib.checks.BadInput`: pages given for a ``method`` (the reading page's) other than the fully
     shared model, a chapter whose sampler is not among ``samplers``, two chapters with the same sampler, and what
     ``borrowed_shared`` refuses (no copy, another recipe, a missing seed)."""
-    from mtllib.book.pals_chapters import borrowed_shared
-
     if pages and method != REFERENCE:
         raise checks.BadInput(f"the pages read ({', '.join(pages)}) hold multi-task baselines, fully shared models, but method is "
                               f"{method!r}: set method = {REFERENCE!r}, or read_from = None")
@@ -312,8 +311,7 @@ def read_samplers(pages: list[str] | None, method: str, samplers: list[str], rec
                                   f"add it, or drop {page} from the pages read")
         if sampler in read:
             raise checks.BadInput(f"sampler {sampler!r} is held by two of the pages read ({read[sampler].page} and {page}): read it from one")
-        rows, line = borrowed_shared(page, recipe_for(sampler), seeds, book_dir)
-        read[sampler] = Borrowed(rows.rename(columns={"method": "variant"}).assign(variant=sampler), page, line)
+        read.update(read_shared(page, sampler, recipe_for(sampler), seeds, book_dir))
     return read
 
 
@@ -356,3 +354,10 @@ def models_line(trained: list[str], seeds: list[int], borrowed: dict[str, Borrow
             f"{', '.join(trained) or 'nothing'}, {len(seeds)} seed(s)."
             + "".join(f" Read, not trained: {names.get(n, n)}, from {b.line}, trained there on this very recipe (checked)."
                       for n, b in borrowed.items()))
+
+
+def suite_words(tasks: list[str]) -> str:
+    """``" on the GLUE-like suite"`` when ``tasks`` are the suite's (:data:`mtllib.data.tasks.GLUE_LIKE`, in any
+    order), else ``""``: the words a source that makes a page on chapter 06's tasks and one on the suite adds to its
+    subject."""
+    return " on the GLUE-like suite" if sorted(tasks) == sorted(GLUE_LIKE.values()) else ""

@@ -9,7 +9,7 @@ import pytest
 from mtllib import checks
 from mtllib.book import results
 from mtllib.book.adapter_pages import (Borrowed, hand_count, models_line, read_method, read_methods, read_samplers, read_shared, read_variants,
-                                       shared_variant, train_other_samplers, train_the_rest)
+                                       shared_variant, suite_words, train_other_samplers, train_the_rest)
 from tiny import PreparedSizes as Prepared
 from tiny import executed_copy as executed
 
@@ -304,3 +304,12 @@ def test_the_hand_count_names_what_it_cannot_count():
         hand_count(tiny_bert(), "lhuc", 12)
     with pytest.raises(checks.BadInput, match="pals needs its size d_s"):
         hand_count(tiny_bert(), "pals")
+
+
+def test_suite_words_name_the_suite_in_any_order_and_nothing_else():
+    suite = ["bbc-acceptability", "tweet-sentiment", "bbc-paraphrase", "bbc-similarity", "bbc-lede", "bbc-next", "bbc-headline",
+             "bbc-entailment"]
+    assert suite_words(suite) == " on the GLUE-like suite"
+    assert suite_words(suite[::-1]) == " on the GLUE-like suite"
+    assert suite_words(suite[:-1]) == ""  # seven of its tasks are not the suite
+    assert suite_words(["bbc-topic", "tweet-sentiment"]) == ""
