@@ -199,7 +199,7 @@ RULES: dict[str, dict] = {
                            "book_dir": checks.text},
     "06i_pals_vs_low_rank": {"pals_from": checks.text, "low_rank_from": checks.text, "separate_from": checks.optional(checks.text),
                              "top_from": checks.optional(checks.text), "book_dir": checks.text, "margin": _positive},
-    "07_important_head_training": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "iap_alpha": _fraction,
+    "07_important_head_training": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "iap_alpha": checks.optional(_fraction),
                                    "sweep_seeds": _optional_seeds, "sweep_alphas": _fractions, "sweep_deltas": _fractions,
                                    "sampler": _sampler},
     "07b_iat_sampling": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "keep_best": checks.boolean,
@@ -274,7 +274,7 @@ def _feasible(notebook: str, values: dict) -> None:
     outside = sorted(set(values.get("sweep_seeds") or []) - set(values.get("seeds") or []))
     if outside:
         raise checks.BadInput(f"{notebook}: sweep_seeds {outside} are not among seeds={values['seeds']}")
-    alphas = {k: values[k] for k in ("alpha", "iap_alpha") if k in values}
+    alphas = {k: values[k] for k in ("alpha", "iap_alpha") if values.get(k) is not None}  # iap_alpha None: no IAP read (07)
     alphas.update({f"sweep_alphas[{i}]": a for i, a in enumerate(values.get("sweep_alphas") or [])})
     if alphas:
         heads = _num_heads(values["model"])

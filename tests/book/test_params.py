@@ -103,6 +103,14 @@ def test_few_shot_parameters_are_refused_before_any_work(change, match):
         check_parameters({**values, **change}, "08_few_shot_transfer")
 
 
+def test_the_iat_chapter_may_skip_the_iap_read_but_not_take_a_bad_alpha():
+    values = runner.default_parameters(PROJECT.source("07_important_head_training"))
+    assert check_parameters({**values, "iap_alpha": None}, "07_important_head_training")["iap_alpha"] is None  # no Fig. 8 (page 07e)
+    for bad in (0, 1.5, "0.3"):
+        with pytest.raises(checks.BadInput, match="iap_alpha"):
+            check_parameters({**values, "iap_alpha": bad}, "07_important_head_training")
+
+
 def test_the_opened_batch_must_fit_in_the_training_examples():
     base = dict(model="offline", task="bbc-topic", alpha=0.3, max_train=48, max_eval=32, max_length=64, epochs=1,
                 batch_size=16, lr=1e-4, importance_batches=2, device="cpu")
