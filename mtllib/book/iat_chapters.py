@@ -2,8 +2,8 @@
 Multi-task Learning": 07 (Important Attention-head Training, Sec. 6.3: Table 7, Fig. 8-10), 07b (IAT under
 proportional and annealed sampling, Table 13) and 07c (the GLUE-like offline suite, Tables 5 and 12). Each
 function here is a step those notebooks share: the opening (parameters checked, the training recipe and the IAT
-variants built, then the data) and the gate table the verdicts rest on. What the chapters train stays in
-:mod:`mtllib.experiments.iat`.
+variants built, then the data), the gate table the verdicts rest on, and how many test decisions a branch changed.
+What the chapters train stays in :mod:`mtllib.experiments.iat`.
 
 ``glue``: :func:`myst_nb.glue` without display (the default) or a stand-in taking ``(key, value)``.
 """
@@ -76,3 +76,16 @@ def gate(scores: pd.DataFrame, by: list[str] | tuple[str, ...] = ("variant",), g
     glue("left_out", ", ".join(t for t in tasks if t not in learned) or "none")
     glue("n_learned", stats.format_count(len(learned), len(tasks)))
     return learned, table.round(1)
+
+
+def changed_decisions(result, variant: str, data: dict, over: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """How many test predictions of each task with decisions (not regression) ``variant``'s model changed from
+    ``over``'s (the baseline by default) of the same seed: a frame, seeds by tasks
+    (:func:`mtllib.experiments.iat.changed_predictions`), and the regression tasks left out of it. A real-valued
+    output moves with any update, so every prediction of a regression task would count as changed (on the GLUE-like
+    suite bbc-similarity's 300 per seed swamped the handful the classification tasks changed)."""
+    from mtllib.experiments.iat import BASELINE, changed_predictions
+
+    changed = changed_predictions(result, variant, BASELINE if over is None else over)
+    regression = [t for t in changed.columns if data[t].task.kind == "regression"]
+    return changed.drop(columns=regression), regression

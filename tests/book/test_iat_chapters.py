@@ -65,3 +65,21 @@ def test_the_gate_keeps_the_tasks_every_model_learned_and_counts_the_models():
     assert table.loc["b", ("validation", "IAT")] == 60.5 and table.loc["a", ("majority", "IAT")] == 50.0
     by_seed = chapter.gate(_scores(), by=["seed", "variant"], glue=Glue())[1]
     assert by_seed.loc["c", ("learned", 1, "IAT")] == "0/1"
+
+
+def test_changed_decisions_counts_changed_labels_and_leaves_regression_tasks_out():
+    from types import SimpleNamespace
+
+    from mtllib.experiments.iat import BASELINE, IATResult
+
+    data = {"topic": SimpleNamespace(task=SimpleNamespace(kind="classification")),
+            "similar": SimpleNamespace(task=SimpleNamespace(kind="regression"))}
+    base = {"topic": [0, 1, 2, 1], "similar": [0.5, 1.0, 2.0, 3.0]}
+    preds = {(0, BASELINE): base, (0, "IAT"): {"topic": [0, 2, 2, 0], "similar": [0.51, 1.0, 2.0, 3.0]},
+             (1, BASELINE): base, (1, "IAT"): dict(base)}
+    result = IATResult(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), predictions=preds)
+    changed, regression = chapter.changed_decisions(result, "IAT", data)
+    assert regression == ["similar"]
+    assert list(changed.columns) == ["topic"] and changed["topic"].to_dict() == {0: 2, 1: 0}
+    with pytest.raises(KeyError, match="random heads"):
+        chapter.changed_decisions(result, "random heads", data)
