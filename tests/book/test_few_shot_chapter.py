@@ -99,6 +99,26 @@ def test_only_targets_that_pass_the_gate_enter_the_claims(targets_data):
     assert glue["judged"] == "none" and "no target passed" in none.to_string()
 
 
+def test_a_target_in_no_papers_role_is_judged_by_direction_and_titled_by_name(targets_data, monkeypatch):
+    monkeypatch.delitem(chapter.ROLE, "bbc-pair")  # as a user's own target would be
+    glue = Glue()
+    _, claims = chapter.gate_and_claims(_rows(base=80.0), targets_data, ["bbc-pair"], [4, 16], 4, list(range(10)), glue=glue)
+    assert claims.verdict.tolist() == ["holds", "holds"] and claims.paper.eq("positive").all()  # a direction, no paper value
+    fig = chapter.few_shot_figure(_rows(), targets_data, ["bbc-pair"], [4, 16], list(range(10)))
+    assert fig.axes[0].get_title() == "bbc-pair"
+    plt.close(fig)
+
+
+def test_the_page_names_its_recipe_and_who_takes_imdbs_role():
+    from mtllib.data.tasks import GLUE_LIKE
+
+    assert chapter.source_recipe(["bbc-topic", "tweet-sentiment"]) == "chapter 07's recipe"
+    assert chapter.source_recipe(list(reversed(GLUE_LIKE.values()))) == "chapter 07c's recipe on the GLUE-like suite"
+    assert chapter.role_note(["bbc-pair", "bbc-topic"]).startswith("bbc-topic takes IMDB's role") and "not a sentiment task" in chapter.role_note(["bbc-topic"])
+    assert chapter.role_note(["bbc-pair"]).startswith("This page has no target in IMDB's role")
+    assert chapter.role_note(["imdb"]) == "imdb takes IMDB's role"
+
+
 def test_the_figure_has_a_panel_per_target_and_a_line_per_source(targets_data):
     fig = chapter.few_shot_figure(_rows(), targets_data, ["bbc-pair", "tweet-pair"], [4, 16], list(range(10)))
     assert len(fig.axes) == 2
