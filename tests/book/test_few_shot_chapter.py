@@ -114,9 +114,13 @@ def test_the_page_names_its_recipe_and_who_takes_imdbs_role():
 
     assert chapter.source_recipe(["bbc-topic", "tweet-sentiment"]) == "chapter 07's recipe"
     assert chapter.source_recipe(list(reversed(GLUE_LIKE.values()))) == "chapter 07c's recipe on the GLUE-like suite"
-    assert chapter.role_note(["bbc-pair", "bbc-topic"]).startswith("bbc-topic takes IMDB's role") and "not a sentiment task" in chapter.role_note(["bbc-topic"])
-    assert chapter.role_note(["bbc-pair"]).startswith("This page has no target in IMDB's role")
-    assert chapter.role_note(["imdb"]) == "imdb takes IMDB's role"
+    suite = list(GLUE_LIKE.values())
+    assert chapter.role_note(["bbc-pair", "bbc-topic"], suite).startswith("bbc-topic takes IMDB's role")
+    assert "not a sentiment task" in chapter.role_note(["bbc-topic"], suite)
+    none_here = chapter.role_note(["bbc-pair"], ["bbc-topic", "tweet-sentiment"])
+    assert none_here.startswith("This page has no target in IMDB's role") and "is one of this suite's tasks" in none_here
+    assert "when `targets` names it" in chapter.role_note(["bbc-pair"], suite)  # not in the suite: it could be a target
+    assert chapter.role_note(["imdb"], ["sst2", "mnli"]) == "imdb takes IMDB's role"
 
 
 def test_the_figure_has_a_panel_per_target_and_a_line_per_source(targets_data):
