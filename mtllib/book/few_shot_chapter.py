@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from mtllib.analysis import learnability, stats
+from mtllib.book.adapter_pages import suite_words
 from mtllib.book.tables import glue_claims, glue_function
 from mtllib.book.training_run import TrainingRun
 from mtllib.data.tasks import get_task
@@ -28,24 +29,25 @@ from mtllib.papers import functional_specialization_transfer as paper
 #: where the suite lacks them, and tweet-pair, sentiment of two tweets, where it has them)
 ROLE = {"bbc-pair": "SciTail", "tweet-pair": "IMDB", "bbc-topic": "IMDB", "scitail": "SciTail", "imdb": "IMDB"}
 
+#: what a stand-in target is where it departs from its paper target in kind, not only in data: the page says it
+#: beside the role (:func:`role_note`)
+STAND_IN = {"bbc-topic": "a classification of single texts in a label space the suite does not train (news topics); it is "
+                         "not a sentiment task: the offline assets hold one sentiment corpus, the suite's tweets"}
+
 
 def source_recipe(tasks: list[str]) -> str:
     """The words that name the source models' recipe: chapter 07c's when ``tasks`` are the GLUE-like suite
-    (:data:`mtllib.data.tasks.GLUE_LIKE`, in any order), chapter 07's otherwise."""
-    from mtllib.data.tasks import GLUE_LIKE
-
-    return "chapter 07c's recipe on the GLUE-like suite" if sorted(tasks) == sorted(GLUE_LIKE.values()) else "chapter 07's recipe"
+    (:func:`mtllib.book.adapter_pages.suite_words`), chapter 07's otherwise."""
+    suite = suite_words(tasks)
+    return f"chapter 07c's recipe{suite}" if suite else "chapter 07's recipe"
 
 
 def role_note(targets: list[str], tasks: list[str]) -> str:
     """What the page says of IMDB's role: which target takes it and how it differs from IMDB, or why none does
     (``tasks``: the multi-task suite, which a target may not be in)."""
     imdb = [t for t in targets if ROLE.get(t) == "IMDB"]
-    if "bbc-topic" in imdb:
-        return ("bbc-topic takes IMDB's role as a classification of single texts in a label space the suite does not "
-                "train (news topics); it is not a sentiment task: the offline assets hold one sentiment corpus, the suite's tweets")
     if imdb:
-        return f"{', '.join(imdb)} takes IMDB's role"
+        return ". ".join(f"{t} takes IMDB's role" + (f" as {STAND_IN[t]}" if t in STAND_IN else "") for t in imdb)
     topic = ("bbc-topic, which takes the role from the GLUE-like suite's models, is one of this suite's tasks" if "bbc-topic" in tasks
              else "bbc-topic takes it when `targets` names it (the book gives it a page of its own, so that each page keeps within the budget)")
     return ("This page has no target in IMDB's role: tweet-pair (do two tweets share a sentiment?) stayed near its majority "

@@ -121,6 +121,8 @@ def test_the_page_names_its_recipe_and_who_takes_imdbs_role():
     assert none_here.startswith("This page has no target in IMDB's role") and "is one of this suite's tasks" in none_here
     assert "when `targets` names it" in chapter.role_note(["bbc-pair"], suite)  # not in the suite: it could be a target
     assert chapter.role_note(["imdb"], ["sst2", "mnli"]) == "imdb takes IMDB's role"
+    both = chapter.role_note(["tweet-pair", "bbc-topic"], suite).split(". ")
+    assert both[0] == "tweet-pair takes IMDB's role" and both[1].startswith("bbc-topic takes IMDB's role as a classification")
 
 
 def test_the_figure_has_a_panel_per_target_and_a_line_per_source(targets_data):
