@@ -12,6 +12,7 @@ string (``papermill -p seeds "[0, 1]"``) is refused with a hint to pass it with 
 
 from __future__ import annotations
 
+import functools
 import types
 
 from mtllib import checks
@@ -327,7 +328,18 @@ def _num_heads(model: str) -> int | None:
 
 
 def split_sizes(names: list[str]) -> dict[str, dict[str, int]]:
-    """``{task: {split: examples}}`` of the offline and silver tasks among ``names`` (paper tasks need the hub: skipped)."""
-    from mtllib.data.tasks import get_task, load_frames
+    """``{task: {split: examples}}`` of the offline and silver tasks among ``names`` (paper tasks need the hub: skipped).
+    Each task's splits are built once per process (:func:`_built_sizes`)."""
+    from mtllib.data.tasks import get_task
 
-    return {n: {split: len(frame) for split, frame in load_frames(n).items()} for n in names if get_task(n).suite in ("offline", "silver")}
+    return {n: dict(_built_sizes(n)) for n in names if get_task(n).suite in ("offline", "silver")}
+
+
+@functools.lru_cache(maxsize=None)
+def _built_sizes(name: str) -> tuple[tuple[str, int], ...]:
+    """The split sizes of an offline or silver task at seed 0. Building its splits takes seconds (a pair task of the
+    suite: up to 8 s), and the builders are deterministic, so a process that checks many notebooks' parameters (the
+    tests check every page under every profile) builds each task once."""
+    from mtllib.data.tasks import load_frames
+
+    return tuple((split, len(frame)) for split, frame in load_frames(name).items())

@@ -234,3 +234,18 @@ def test_data_chapter_parameters():
         check_parameters({**base, "silver_summary": "no"}, "01_offline_model_and_data")
     with pytest.raises(checks.BadInput, match="max_articles"):
         check_parameters({**base, "max_articles": 0}, "01_offline_model_and_data")
+
+
+def test_split_sizes_build_each_task_once_per_process(monkeypatch):
+    from mtllib.book import params
+    from mtllib.data import tasks
+
+    built, real = [], tasks.load_frames
+    monkeypatch.setattr(tasks, "load_frames", lambda name, **kw: built.append(name) or real(name, **kw))
+    params._built_sizes.cache_clear()
+    first = params.split_sizes(["bbc-topic", "tweet-sentiment"])
+    assert first["bbc-topic"] == {split: len(frame) for split, frame in real("bbc-topic").items()}
+    first["bbc-topic"]["train"] = 0  # a caller's change does not reach the next caller
+    again = params.split_sizes(["tweet-sentiment", "bbc-topic"])
+    assert built == ["bbc-topic", "tweet-sentiment"] and again["bbc-topic"]["train"] == len(real("bbc-topic")["train"])
+    params._built_sizes.cache_clear()
