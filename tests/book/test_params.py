@@ -241,11 +241,14 @@ def test_split_sizes_build_each_task_once_per_process(monkeypatch):
     from mtllib.data import tasks
 
     built, real = [], tasks.load_frames
+    topic = {split: len(frame) for split, frame in real("bbc-topic").items()}
     monkeypatch.setattr(tasks, "load_frames", lambda name, **kw: built.append(name) or real(name, **kw))
     params._built_sizes.cache_clear()
-    first = params.split_sizes(["bbc-topic", "tweet-sentiment"])
-    assert first["bbc-topic"] == {split: len(frame) for split, frame in real("bbc-topic").items()}
-    first["bbc-topic"]["train"] = 0  # a caller's change does not reach the next caller
-    again = params.split_sizes(["tweet-sentiment", "bbc-topic"])
-    assert built == ["bbc-topic", "tweet-sentiment"] and again["bbc-topic"]["train"] == len(real("bbc-topic")["train"])
-    params._built_sizes.cache_clear()
+    try:
+        first = params.split_sizes(["bbc-topic", "tweet-sentiment"])
+        assert first["bbc-topic"] == topic
+        first["bbc-topic"]["train"] = 0  # a caller's change does not reach the next caller
+        again = params.split_sizes(["tweet-sentiment", "bbc-topic"])
+        assert built == ["bbc-topic", "tweet-sentiment"] and again["bbc-topic"] == topic
+    finally:  # later tests build their own sizes, not ones this test's stand-in counted
+        params._built_sizes.cache_clear()
