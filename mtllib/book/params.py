@@ -144,6 +144,10 @@ def _optional_seeds(name, v):
     return checks.items(name, v, lambda n, x: checks.integer(n, x, 0), min_len=0)
 
 
+def _pages(name, v):  # names of other pages, each once (none is fine)
+    return checks.items(name, v, checks.text, min_len=0)
+
+
 def _groups(name, v):
     """``{group: [task, ...]}``: at least one group, each with at least one registered task (which groups a
     scheme may use is checked by :func:`mtllib.experiments.transferability.check_design` right after)."""
@@ -202,10 +206,10 @@ RULES: dict[str, dict] = {
                              "top_from": checks.optional(checks.text), "book_dir": checks.text, "margin": _positive},
     "07_important_head_training": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "iap_alpha": checks.optional(_fraction),
                                    "sweep_seeds": _optional_seeds, "sweep_alphas": _fractions, "sweep_deltas": _fractions,
-                                   "sampler": _sampler},
+                                   "sampler": _sampler, "seed_pages": _pages},
     "07b_iat_sampling": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "keep_best": checks.boolean,
                          "samplers": lambda name, v: checks.items(name, v, _sampler, min_len=2)},
-    "07c_iat_glue_like": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "sampler": _sampler},
+    "07c_iat_glue_like": {**_TRAINING, "tasks": _tasks(2), "alpha": _fraction, "delta": _fraction, "sampler": _sampler, "seed_pages": _pages},
     "08_few_shot_transfer": {**{k: r for k, r in _TRAINING.items() if k != "seeds"}, "tasks": _tasks(2), "targets": _tasks(1),
                              "source_seed": _int(0), "few_shot_seeds": _seeds, "ks": _counts, "ablation_k": _optional_count,
                              "alpha": _fraction, "delta": _fraction, "few_shot_epochs": _int(1), "few_shot_batch_size": _int(1),

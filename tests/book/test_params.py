@@ -185,6 +185,31 @@ def test_the_transfer_chapters_of_a_profile_share_their_settings(profile):
 
 
 
+@pytest.mark.parametrize("profile", PROJECT.profile_names())
+def test_a_page_reads_seeds_only_from_pages_of_its_source_with_its_recipe_and_other_seeds(profile):
+    """What an IAT page checks of its ``seed_pages`` before training (:func:`mtllib.book.iat_chapters.check_seed_pages`)
+    needs their executed copies; the same mistakes are caught here from the profile alone: a page of another source,
+    other settings or recipe parameters, a seed on two pages, and a run order that would reach the reader first."""
+    from mtllib.book.iat_chapters import SEED_SETTINGS
+
+    params = PROJECT.profile(profile)
+    readers = {name: values["seed_pages"] for name, values in params.items() if values.get("seed_pages")}
+    if profile == "cpu":
+        assert readers == {"07c_iat_glue_like": ["07c2_iat_glue_like_part2"], "07d_iat_glue_like_proportional": ["07d2_iat_glue_like_proportional_part2"],
+                           "07e_iat_ablation_glue_like": ["07e2_iat_ablation_glue_like_part2"]}
+    for name, pages in readers.items():
+        ours = _values(profile, name)
+        seen = set(ours["seeds"])
+        for page in pages:
+            assert page != name and PROJECT.source_name(page) == PROJECT.source_name(name), (name, page)
+            theirs = _values(profile, page)
+            same = [*SEED_SETTINGS, "model", "tasks", "sampler", "max_train", "max_eval", "max_length", "epochs", "batch_size", "lr"]
+            assert {k: theirs.get(k) for k in same} == {k: ours.get(k) for k in same}, (name, page)
+            assert not seen & set(theirs["seeds"]), (name, page)
+            seen |= set(theirs["seeds"])
+            assert runner.in_reading_order(PROJECT, profile, [name, page]) == [page, name]
+
+
 def test_placement_chapter_parameters():
     base = dict(model="offline", tasks=["bbc-topic", "tweet-sentiment"], variants={"pals": {"method": "pals"}}, seeds=[0],
                 max_train=32, max_eval=32, max_length=64, epochs=1, batch_size=16, lr=1e-4, sampler="proportional", device="cpu",
