@@ -141,18 +141,23 @@ def executed_copy(tmp_path, name, glued: dict, record: dict | None) -> None:
     """An executed copy ``tmp_path/book/<name>.ipynb`` whose outputs are what ``myst_nb.glue`` writes when
     :func:`mtllib.book.results.glue_frame` glues each of ``glued`` (``{name: frame}``), with ``record`` as its
     run record (none when ``None``)."""
-    import nbformat
-
     from mtllib.book import results
 
-    outputs = []
-
-    def fake_glue(key, value, display=False):  # what myst_nb.glue(display=False) records for a string
-        outputs.append(nbformat.v4.new_output("display_data", data={"application/papermill.record/text/plain": repr(value)},
-                                              metadata={"scrapbook": {"mime_prefix": "application/papermill.record/", "name": key}}))
-
+    values = []
     for key, frame in glued.items():
-        results.glue_frame(key, frame, glue=fake_glue)
+        results.glue_frame(key, frame, glue=lambda k, v, display=False: values.append((k, v)))
+    glued_copy(tmp_path, name, values, record)
+
+
+def glued_copy(tmp_path, name, values: list, record: dict | None) -> None:
+    """An executed copy ``tmp_path/book/<name>.ipynb`` whose outputs are what ``myst_nb.glue(key, value,
+    display=False)`` records for each string of ``values`` (``[(key, value), ...]``), with ``record`` as its run
+    record (none when ``None``)."""
+    import nbformat
+
+    outputs = [nbformat.v4.new_output("display_data", data={"application/papermill.record/text/plain": repr(value)},
+                                      metadata={"scrapbook": {"mime_prefix": "application/papermill.record/", "name": key}})
+               for key, value in values]
     cell = nbformat.v4.new_code_cell("glue(...)", outputs=outputs)
     nb = nbformat.v4.new_notebook(cells=[cell], metadata={"mtllib": record} if record else {})
     (tmp_path / "book").mkdir(exist_ok=True)

@@ -105,19 +105,11 @@ def _result(seeds, variants=("MTL", "IAT"), shift=0.0):
 
 def _share(tmp_path, page, result, recipe, settings, record=True):
     """``page``'s executed copy in ``tmp_path/book`` holding what :func:`share_seeds` glues for ``result``."""
-    import nbformat
-
-    from tiny import executed_copy
+    from tiny import glued_copy
 
     glued = []
     chapter.share_seeds(result, recipe, settings, glue=lambda key, value: glued.append((key, value)))
-    executed_copy(tmp_path, page, {}, {"profile": "cpu", "commit": "abc1234", "executed_at": "2026-12-06 13:00 UTC"} if record else None)
-    path = tmp_path / "book" / f"{page}.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    nb.cells[0].outputs = [nbformat.v4.new_output("display_data", data={"application/papermill.record/text/plain": repr(value)},
-                                                  metadata={"scrapbook": {"mime_prefix": "application/papermill.record/", "name": key}})
-                           for key, value in glued]
-    nbformat.write(nb, path)
+    glued_copy(tmp_path, page, glued, {"profile": "cpu", "commit": "abc1234", "executed_at": "2026-12-06 13:00 UTC"} if record else None)
     return [key for key, _ in glued]
 
 

@@ -193,6 +193,7 @@ def test_a_page_reads_seeds_only_from_pages_of_its_source_with_its_recipe_and_ot
     from mtllib.book.iat_chapters import SEED_SETTINGS
 
     params = PROJECT.profile(profile)
+    same = [*SEED_SETTINGS, "model", "tasks", "sampler", "max_train", "max_eval", "max_length", "epochs", "batch_size", "lr"]
     readers = {name: values["seed_pages"] for name, values in params.items() if values.get("seed_pages")}
     if profile == "cpu":
         assert readers == {"07c_iat_glue_like": ["07c2_iat_glue_like_part2"], "07d_iat_glue_like_proportional": ["07d2_iat_glue_like_proportional_part2"],
@@ -203,7 +204,6 @@ def test_a_page_reads_seeds_only_from_pages_of_its_source_with_its_recipe_and_ot
         for page in pages:
             assert page != name and PROJECT.source_name(page) == PROJECT.source_name(name), (name, page)
             theirs = _values(profile, page)
-            same = [*SEED_SETTINGS, "model", "tasks", "sampler", "max_train", "max_eval", "max_length", "epochs", "batch_size", "lr"]
             assert {k: theirs.get(k) for k in same} == {k: ours.get(k) for k in same}, (name, page)
             assert not seen & set(theirs["seeds"]), (name, page)
             seen |= set(theirs["seeds"])
