@@ -17,6 +17,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -32,10 +33,12 @@ class Start(TrainingRun):
     ``config`` is the multi-task recipe (``epochs``, ``batch_size``, ``lr``, ``device``, and ``sampler`` and
     ``keep_best`` where the chapter has them); ``tokenizer`` and ``data`` are ``None`` until :meth:`prepare`: call
     it after the chapter's own checks. ``notebook`` is the page's name, ``book_dir`` where the executed copies of
-    its ``seed_pages`` are (``None``: the project's ``book/``)."""
+    its ``seed_pages`` are (``None``: the project's ``book/``); ``checked_pages``: those pages as :meth:`prepare`
+    checked them (:func:`check_seed_pages`), what :meth:`join_seeds` reads."""
 
     notebook: str = ""
     book_dir: str | Path | None = None
+    checked_pages: list[SeedPage] | None = None
 
     def iat(self, alpha: float | None = None, delta: float | None = None, heads: str = "top"):
         """An IAT variant (:class:`~mtllib.training.iat.IATConfig`): each task trains its ``alpha`` most important
@@ -61,9 +64,8 @@ class Start(TrainingRun):
         """The chapter's tasks (:meth:`~mtllib.book.training_run.TrainingRun.prepare`), then the pages named by
         ``seed_pages`` checked against the prepared recipe (:func:`check_seed_pages`), still before any training."""
         data = super().prepare(tasks)
-        if self.params.get("seed_pages"):
-            check_seed_pages(self.params["seed_pages"], self.settings(), self.params["seeds"], self.notebook, self.book_dir,
-                             recipe=self.recipe_frame())
+        self.checked_pages = check_seed_pages(self.params.get("seed_pages") or [], self.settings(), self.params["seeds"], self.notebook,
+                                              self.book_dir, recipe=self.recipe_frame())
         return data
 
     def join_seeds(self, result, glue=None):
@@ -71,10 +73,11 @@ class Start(TrainingRun):
         seeds of the pages named by the parameter ``seed_pages`` added (:func:`join_seeds`), after gluing this
         page's own tables for a page that reads its seeds (:func:`share_seeds`). Glues ``seeds_line``: which seeds
         were trained here and which were read from where."""
-        recipe = self.recipe_frame()
-        share_seeds(result, recipe, self.settings(), glue)
-        joined, lines = join_seeds(result, self.params.get("seed_pages") or [], recipe, self.settings(), self.book_dir)
-        glue_function(glue)("seeds_line", seeds_line(sorted(set(result.scores.seed)), lines))
+        if self.checked_pages is None:
+            raise RuntimeError("join_seeds reads the seed pages that prepare() checked: call prepare() first")
+        share_seeds(result, self.recipe_frame(), self.settings(), glue)
+        joined, lines = join_checked(result, self.checked_pages)
+        glue_function(glue)("seeds_line", seeds_line(_seeds(result), lines))
         return joined
 
 
@@ -161,9 +164,33 @@ def share_seeds(result, recipe: pd.DataFrame, settings: dict, glue=None) -> None
     results.glue_frame("iat_predictions", pd.DataFrame(rows, columns=["seed", "variant", "task", "predictions"]), glue)
 
 
+class SeedPage(NamedTuple):
+    """A page whose seeds another page reads (:func:`check_seed_pages`): its name, executed copy, glued scores
+    (:func:`share_seeds`) and run record."""
+
+    page: str
+    path: Path
+    scores: pd.DataFrame
+    record: dict
+
+
+def _seeds(result) -> list[int]:
+    return sorted(set(result.scores.seed))
+
+
+def _hold(held: dict, seeds, page: str) -> None:
+    """Record that ``page`` holds ``seeds`` in ``held`` (seed: page), refusing a seed another page holds."""
+    from mtllib import checks
+
+    for seed in sorted(set(seeds)):
+        if seed in held:
+            raise checks.BadInput(f"seed {seed} is trained both on {held[seed]} and on {page}: give each seed one page")
+        held[seed] = page
+
+
 def check_seed_pages(pages: list[str], settings: dict, seeds: list[int], notebook: str = "", book_dir: str | Path | None = None,
-                     recipe: pd.DataFrame | None = None) -> list[tuple[str, pd.DataFrame, dict]]:
-    """Each of ``pages`` with its glued scores and run record, checked before a page trains anything: refused
+                     recipe: pd.DataFrame | None = None) -> list[SeedPage]:
+    """Each of ``pages`` (a :class:`SeedPage`), checked before a page trains anything: refused
     with :class:`mtllib.checks.BadInput` when a page is ``notebook`` itself, has no executed copy or not the
     glued tables (:func:`share_seeds`), was run with other :data:`SEED_SETTINGS` than ``settings``, holds one of
     ``seeds`` (this page's) or a seed another of ``pages`` holds, or, where ``recipe`` is given, was trained on
@@ -186,11 +213,8 @@ def check_seed_pages(pages: list[str], settings: dict, seeds: list[int], noteboo
             scores, record = results.read_same_recipe(page, recipe, SEED_TABLES["scores"], book_dir)
         else:
             scores, record = results.read_frame(path, SEED_TABLES["scores"]), results.read_record(path)
-        for seed in sorted(set(scores.seed)):
-            if seed in held:
-                raise checks.BadInput(f"seed {seed} is trained both on {held[seed]} and on {page}: give each seed one page")
-            held[seed] = page
-        found.append((page, scores, record))
+        _hold(held, scores.seed, page)
+        found.append(SeedPage(page, path, scores, record))
     return found
 
 
@@ -204,17 +228,26 @@ def join_seeds(result, pages: list[str], recipe: pd.DataFrame, settings: dict, b
     Refused with :class:`mtllib.checks.BadInput`, before anything is joined: what :func:`check_seed_pages`
     refuses (a missing copy or table, another recipe or other settings, a seed held twice), and a page's seed
     whose variants differ from those every seed of this page trains (sweeps stay on the page that trains them)."""
+    if not pages:
+        return result, []
+    return join_checked(result, check_seed_pages(pages, settings, _seeds(result), book_dir=book_dir, recipe=recipe))
+
+
+def join_checked(result, pages: list[SeedPage]):
+    """:func:`join_seeds` for pages :func:`check_seed_pages` has checked (:meth:`Start.prepare` keeps them): their
+    seeds are checked again against those ``result`` holds (no copy is read for it), and their variants."""
     from mtllib import checks
     from mtllib.book import results
     from mtllib.book.adapter_pages import copy_line
 
     if not pages:
         return result, []
-    own = [set(result.scores.variant[result.scores.seed == s]) for s in sorted(set(result.scores.seed))]
+    own = [set(result.scores.variant[result.scores.seed == s]) for s in _seeds(result)]
     core = set.intersection(*own) if own else set()
+    held = dict.fromkeys(_seeds(result), "this page")
     read, lines = [], []
-    for page, scores, record in check_seed_pages(pages, settings, sorted(set(result.scores.seed)), book_dir=book_dir, recipe=recipe):
-        path = results.executed_copy(page, book_dir)
+    for page, path, scores, record in pages:
+        _hold(held, scores.seed, page)
         for seed in sorted(set(scores.seed)):
             variants = set(scores.variant[scores.seed == seed])
             if variants != core:
@@ -232,10 +265,14 @@ def join_seeds(result, pages: list[str], recipe: pd.DataFrame, settings: dict, b
     return dataclasses.replace(result, predictions=predictions, **joined), lines
 
 
+def seed_words(seeds: list[int]) -> str:
+    """``"seed 2"`` or ``"seeds 0, 1"``."""
+    return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
+
+
 def seeds_line(here: list[int], read: list[tuple[list[int], str]]) -> str:
     """Which seeds a page trained (``here``) and which it read from where (``read``: :func:`join_seeds`'s lines)."""
-    words = lambda seeds: f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
-    text = f"{words(here).capitalize()} trained on this page"
+    text = f"{seed_words(here).capitalize()} trained on this page"
     if read:
-        text += "; " + "; ".join(f"{words(s)} read from {line}" for s, line in read) + ", trained on the same recipe (checked)"
+        text += "; " + "; ".join(f"{seed_words(s)} read from {line}" for s, line in read) + ", trained on the same recipe (checked)"
     return text + "."

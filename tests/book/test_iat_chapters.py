@@ -145,6 +145,7 @@ def test_a_page_reads_another_pages_seeds_into_every_table_and_its_predictions(t
     assert chapter.seeds_line([0, 1], lines) == ("Seeds 0, 1 trained on this page; seed 2 read from part2 (cpu profile, commit abc1234, "
                                                  "executed 2026-12-06 13:00 UTC), trained on the same recipe (checked).")
     assert chapter.seeds_line([2], []) == "Seed 2 trained on this page."
+    assert (chapter.seed_words([2]), chapter.seed_words([0, 1, 2])) == ("seed 2", "seeds 0, 1, 2")
     assert chapter.join_seeds(here, [], recipe, SETTINGS) == (here, [])  # nothing named: nothing read
 
 
@@ -204,9 +205,16 @@ def test_a_page_checks_the_pages_it_reads_seeds_from_before_any_work_and_glues_w
     with pytest.raises(checks.BadInput, match="epochs: 3 there, 2 here"):
         run.prepare()
     _share(tmp_path, "part2", _result([2]), run.recipe_frame(), settings)
+    with pytest.raises(RuntimeError, match="call prepare"):
+        run.join_seeds(_result([0, 1]), glue=Glue())
     assert run.prepare() is data
+    assert [(p.page, p.path, sorted(set(p.scores.seed))) for p in run.checked_pages] == [("part2", book / "part2.ipynb", [2])]
+    with pytest.raises(checks.BadInput, match="seed 2 is trained both on this page and on part2"):  # the trained seeds, not the parameter
+        run.join_seeds(_result([0, 2]), glue=Glue())
     glue = Glue()
-    joined = run.join_seeds(_result([0, 1]), glue=glue)
+    with monkeypatch.context() as m:
+        m.setattr(chapter, "check_seed_pages", lambda *a, **k: pytest.fail("checked twice"))  # the join reads what prepare checked
+        joined = run.join_seeds(_result([0, 1]), glue=glue)
     assert sorted(set(joined.scores.seed)) == [0, 1, 2]
     assert glue["seeds_line"].startswith("Seeds 0, 1 trained on this page; seed 2 read from part2 (cpu profile")
     assert {"recipe", "iat_scores", "iat_predictions", "iat_settings"} <= set(glue)  # this page's own seeds, for a page reading it
