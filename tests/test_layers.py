@@ -7,7 +7,7 @@ import pytest
 from mtllib.fingerprint import PACKAGE_DIR, imported_modules
 
 #: lowest first; a module may import its own layer and the layers before it
-LAYERS = ["base", "data", "modeling", "analysis", "training", "papers", "experiments", "book"]
+LAYERS = ["base", "store", "data", "modeling", "analysis", "training", "papers", "experiments", "book"]
 BASE_MODULES = {"__init__", "runtime", "fingerprint", "checks"}
 
 

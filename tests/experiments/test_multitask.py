@@ -1,0 +1,60 @@
+"""The multi-task experiment as a job: what it stores, that a seed reaches training, bad specs refused."""
+
+import pytest
+
+from mtllib import checks
+from mtllib.experiments import jobs
+from mtllib.store.results import Store
+
+SMALL = dict(tasks=["bbc-topic", "tweet-sentiment"], max_train=16, max_eval=8, epochs=1, batch_size=8, max_length=32)
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    store = Store(tmp_path_factory.mktemp("results"), "cpu")
+    return store, {seed: jobs.get(jobs.Job("multitask", seed=seed, **SMALL), store, progress=False) for seed in (0, 1)}
+
+
+def test_the_result_holds_scores_predictions_and_curves(stored):
+    _, results = stored
+    result = results[0]
+    scores = result.tables["scores"]
+    assert sorted(zip(scores.split, scores.task)) == sorted((s, t) for s in ("validation", "test") for t in SMALL["tasks"])
+    assert scores.score.between(0, 100).all()
+    predictions = result.tables["predictions"]
+    assert len(predictions) == 2 * 2 * 8 and set(predictions.columns) == {"split", "task", "example", "prediction", "reference"}
+    # the stored scores are the metric of the stored predictions (bbc-topic: accuracy)
+    topic = predictions[(predictions.task == "bbc-topic") & (predictions.split == "test")]
+    accuracy = 100 * (topic.prediction == topic.reference).mean()
+    assert accuracy == pytest.approx(float(scores[(scores.task == "bbc-topic") & (scores.split == "test")].score.iloc[0]))
+    assert set(result.tables["steps"].task) == set(SMALL["tasks"]) and len(result.tables["steps"]) == 4  # 16 + 16 examples / 8
+    assert result.values["train_examples"] == {"bbc-topic": 16, "tweet-sentiment": 16}
+    assert result.record["precision"] == "fp32"
+
+
+def test_each_seed_trains_its_own_model(stored):
+    store, results = stored
+    assert results[0].digest != results[1].digest
+    w0 = jobs._load_weights(results[0].key)
+    w1 = jobs._load_weights(results[1].key)
+    name = next(k for k in w0 if "heads" in k and k.endswith("weight"))
+    assert not (w0[name] == w1[name]).all()
+
+
+def test_the_same_spec_recomputed_gives_the_same_result(stored, tmp_path):
+    _, results = stored
+    again = jobs.get(jobs.Job("multitask", seed=0, **SMALL), Store(tmp_path, "cpu"), progress=False)
+    assert again.digest == results[0].digest
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(tasks=["bbc-topc"]), "unknown task 'bbc-topc'"),
+    (dict(tasks=[]), "tasks must be a list of at least 1"),
+    (dict(max_train={"bbc-topic": 10}, tasks=["bbc-topic", "tweet-sentiment"]), "names no size for task 'tweet-sentiment'"),
+    (dict(max_train=0), "max_train of bbc-topic must be an integer >= 1"),
+    (dict(lr=-1.0), "TrainConfig.lr"),
+    (dict(sampler="uniform-ish"), "TrainConfig.sampler"),
+])
+def test_bad_specs_are_refused_before_any_work(change, message):
+    with pytest.raises(checks.BadInput, match=message):
+        jobs.Job("multitask", **{**SMALL, "tasks": ["bbc-topic"], **change})
