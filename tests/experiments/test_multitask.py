@@ -58,3 +58,15 @@ def test_the_same_spec_recomputed_gives_the_same_result(stored, tmp_path):
 def test_bad_specs_are_refused_before_any_work(change, message):
     with pytest.raises(checks.BadInput, match=message):
         jobs.Job("multitask", **{**SMALL, "tasks": ["bbc-topic"], **change})
+
+
+def test_surface_baselines_as_a_job(tmp_path):
+    job = jobs.Job("surface-baselines", task="bbc-entailment", max_train=200, max_eval=100)
+    result = jobs.get(job, Store(tmp_path, "cpu"), progress=False)
+    table = result.tables["baselines"]
+    assert set(table.baseline) == {"majority class", "overlap rule", "bag of words"} and set(table.split) == {"validation", "test"}
+    assert result.values["examples"] == {"train": 200, "validation": 100, "test": 100}
+    with pytest.raises(checks.BadInput, match="unknown task"):
+        jobs.Job("surface-baselines", task="rte-ish")
+    with pytest.raises(checks.BadInput, match="max_train must be an integer"):
+        jobs.Job("surface-baselines", max_train=2.5)
