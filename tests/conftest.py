@@ -18,10 +18,17 @@ os.environ["HF_DATASETS_CACHE"] = os.path.join(os.environ["HF_HOME"], "datasets"
 # with an empty one, which notebook kernels started by the tests inherit too.
 os.environ["MTLLIB_CACHE"] = tempfile.mkdtemp(prefix="mtllib-test-cache-")
 
-# Both are removed when the session ends: the smoke notebooks alone leave several GB of trained models there, and
+# ... and never write into the repository's results store: a copy of the committed results, so pages read what
+# is committed and store what they compute in the copy.
+os.environ["MTLLIB_RESULTS"] = tempfile.mkdtemp(prefix="mtllib-test-results-")
+_COMMITTED = Path(__file__).resolve().parents[1] / "results"
+if _COMMITTED.is_dir():
+    shutil.copytree(_COMMITTED, os.environ["MTLLIB_RESULTS"], dirs_exist_ok=True, ignore=shutil.ignore_patterns(".locks"))
+
+# All three are removed when the session ends: the smoke notebooks alone leave several GB of trained models there, and
 # sessions that kept them filled this machine's disk (2026-12-04: 56 GB in /tmp, a full disk failed torch.save).
 # Only the process that made them removes them: a forked worker (mutmut's) exits while the session goes on.
-_SESSION_DIRS, _OWNER = (os.environ["HF_HOME"], os.environ["MTLLIB_CACHE"]), os.getpid()
+_SESSION_DIRS, _OWNER = (os.environ["HF_HOME"], os.environ["MTLLIB_CACHE"], os.environ["MTLLIB_RESULTS"]), os.getpid()
 
 
 def _remove_session_dirs():

@@ -42,6 +42,15 @@ DECLARED: dict[str, Callable[[dict], list]] = {
 }
 
 
+def results(source: str, params: dict, store: Store | None = None, progress: bool = True) -> dict:
+    """What a page reads: ``{job: result}`` for every job that ``source``'s parameters ``params`` name (a page
+    passes its ``globals()``), read from the store, or computed and stored where missing or stale."""
+    if source not in DECLARED:
+        raise checks.BadInput(f"notebook {source!r} declares no jobs; these do: {', '.join(DECLARED)}")
+    store = store or Store()
+    return {job: jobs.get(job, store, progress=progress) for job in DECLARED[source](params)}
+
+
 def page_parameters(project, profile: str) -> dict[str, dict]:
     """Every page's parameters under ``profile``: the source notebook's defaults, the profile's values over them."""
     from mtllib.book.runner import default_parameters

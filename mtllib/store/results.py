@@ -43,6 +43,11 @@ VALUES = "values.json"
 FORMAT = "mtllib-result/1"
 
 
+def default_profile() -> str:
+    """The profile a page's results are stored under: ``$MTLLIB_PROFILE`` (the runner's profile), else ``cpu``."""
+    return os.environ.get("MTLLIB_PROFILE") or "cpu"
+
+
 class StoreError(checks.BadInput):
     """The store cannot be used (a path that is not a writable folder); raised before any job starts."""
 
@@ -92,9 +97,11 @@ def _json_default(value):
 
 
 class Store:
-    """A results store rooted at ``root`` (default :func:`default_root`); ``profile`` names its sub-folder."""
+    """A results store rooted at ``root`` (default :func:`default_root`); ``profile`` (default
+    :func:`default_profile`) names its sub-folder."""
 
-    def __init__(self, root: Path | str | None = None, profile: str = "cpu"):
+    def __init__(self, root: Path | str | None = None, profile: str | None = None):
+        profile = default_profile() if profile is None else profile
         if not isinstance(profile, str) or not profile or "/" in profile or profile.startswith("."):
             raise StoreError(f"profile must be a plain name, got {profile!r}")
         self.root = Path(root) if root is not None else default_root()
