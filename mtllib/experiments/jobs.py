@@ -58,7 +58,8 @@ class Experiment:
     """An experiment: ``compute(spec, inputs, context) -> Output``; ``defaults``: every parameter and its default;
     ``code``: the modules whose source decides its numbers (their imports are followed, ``exclude`` cut off);
     ``check(spec)``: raises :class:`mtllib.checks.BadInput` for a bad spec; ``needs(spec)``: the jobs it reads,
-    ``{name: Job}``; ``minutes(spec)``: its estimated cold cost on 2 CPU cores."""
+    ``{name: Job}``; ``minutes(spec)``: its estimated cold cost on 2 CPU cores; ``work(spec)``: a measure of its
+    size (e.g. training tokens) by which plans scale the run times of stored results of the same experiment."""
 
     name: str
     compute: Callable
@@ -68,6 +69,7 @@ class Experiment:
     check: Callable | None = None
     needs: Callable | None = None
     minutes: Callable | None = None
+    work: Callable | None = None
 
 
 REGISTRY: dict[str, Experiment] = {}
@@ -327,6 +329,7 @@ def plan(jobs: list[Job], store: Store) -> list[Step]:
         raise checks.BadInput("jobs must be a list of jobs.Job")
     refresh_code()
     steps: dict[str, Step] = {}
+    rates: dict[str, float | None] = {}
 
     def visit(job: Job, path: tuple) -> Step:
         if job.name in path:
@@ -339,13 +342,39 @@ def plan(jobs: list[Job], store: Store) -> list[Step]:
             now = "stale"
         pending = [d.depth + 1 for d in deps if d.state != "fresh"]
         record = store.record(job.experiment, job.spec_id) or {}
-        minutes = record["seconds"] / 60 if now == "stale" and "seconds" in record else job.minutes()
+        if job.experiment not in rates:
+            rates[job.experiment] = _seconds_per_work(job.definition, store)
+        minutes = (record["seconds"] / 60 if now == "stale" and "seconds" in record
+                   else _scaled(job, rates[job.experiment]) if rates[job.experiment] is not None else job.minutes())
         steps[job.name] = Step(job, now, minutes, max(pending, default=0))
         return steps[job.name]
 
     for j in jobs:
         visit(j, ())
     return list(steps.values())
+
+
+def _seconds_per_work(exp: Experiment, store: Store) -> float | None:
+    """The median run time per unit of :attr:`Experiment.work` over this experiment's stored results (``None``
+    when it measures no work or none is stored)."""
+    if exp.work is None or not store.base.joinpath(exp.name).is_dir():
+        return None
+    rates = []
+    for experiment, spec_id in store.entries():
+        record = store.record(experiment, spec_id) if experiment == exp.name else None
+        if record and record.get("seconds") and isinstance(record.get("spec"), dict):
+            try:
+                rates.append(record["seconds"] / exp.work({**exp.defaults, **record["spec"]}))
+            except (KeyError, TypeError, ValueError, ZeroDivisionError):
+                continue
+    return float(sorted(rates)[len(rates) // 2]) if rates else None
+
+
+def _scaled(job: Job, rate: float) -> float | None:
+    try:
+        return job.definition.work(job.spec) * rate / 60
+    except (TypeError, ValueError):
+        return job.minutes()
 
 
 def describe(steps: list[Step]) -> str:

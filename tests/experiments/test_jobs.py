@@ -150,3 +150,43 @@ def test_jobs_fan_out_over_worker_processes(store, counter):
     todo = [jobs.Job("toy", value=v, counter=counter) for v in (1, 2)]
     jobs.run(todo, store, devices=["cpu", "cpu"], engine="processes", progress=False, log=lambda _: None)
     assert sorted(toy_jobs.counts(counter)) == [1, 2] and all(jobs.state(j, store) == "fresh" for j in todo)
+
+
+def test_a_killed_run_resumes_where_it_stopped(store, counter):
+    import signal
+    import time
+
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+        import toy_jobs
+        from mtllib.experiments import jobs
+        from mtllib.store.results import Store
+        todo = [jobs.Job("toy", value=v, sleep=1.0, counter={counter!r}) for v in (1, 2, 3, 4)]
+        jobs.run(todo, Store({str(store.root)!r}, "cpu"), progress=False, log=lambda _: None)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    todo = [jobs.Job("toy", value=v, sleep=1.0, counter=counter) for v in (1, 2, 3, 4)]
+    deadline = time.time() + 60
+    while time.time() < deadline and sum(jobs.state(j, store) == "fresh" for j in todo) < 2:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = [j.spec["value"] for j in todo if jobs.state(j, store) == "fresh"]
+    assert 2 <= len(done) < 4 and all(jobs.state(j, store) in ("fresh", "missing") for j in todo)  # nothing torn
+    before = toy_jobs.counts(counter)
+    steps = jobs.run(todo, store, progress=False, log=lambda _: None)
+    assert [s.state for s in steps] == ["fresh" if v in done else "missing" for v in (1, 2, 3, 4)]
+    assert sorted(toy_jobs.counts(counter)[len(before):]) == [v for v in (1, 2, 3, 4) if v not in done]  # only the rest
+    assert all(jobs.state(j, store) == "fresh" for j in todo)
+    leftovers = [p.name for p in store.base.joinpath("toy").iterdir() if p.name.startswith(".")]
+    assert leftovers == []
+
+
+def test_plans_scale_the_stored_run_times_of_the_same_experiment(store, counter, monkeypatch):
+    monkeypatch.setitem(jobs.REGISTRY, "toy", jobs.dataclasses.replace(toy_jobs.BASE, work=lambda spec: spec["value"]))
+    assert jobs.plan([jobs.Job("toy", value=4)], store)[0].minutes == 0.5  # nothing stored: the experiment's own estimate
+    first = jobs.get(jobs.Job("toy", value=2, sleep=0.3, counter=counter), store, progress=False)
+    per_unit = first.record["seconds"] / 2
+    (step,) = jobs.plan([jobs.Job("toy", value=6)], store)
+    assert step.minutes == pytest.approx(6 * per_unit / 60)
