@@ -14,9 +14,11 @@ a YAML file ``notebooks/params/<profile>.yml`` that maps every notebook name to 
 source (:meth:`Project.pages`).
 
 An executed copy is *stale* when the hash stored in its metadata differs from the hash of: the source
-notebook's cells, the profile's parameters for it, and the ``mtllib`` modules the notebook imports,
-transitively (so a change to the IAT code leaves the data chapter fresh), but for the parameter rules
-(:data:`NOT_HASHED`). Executed copies are
+notebook's cells, the profile's parameters for it, the *normalised* source (:func:`mtllib.store.keys.code_version`:
+docstrings, comments and layout do not count) of the ``mtllib`` modules the notebook imports, transitively (so
+a change to the IAT code leaves the data chapter fresh), but for the parameter rules and the job machinery
+(:data:`NOT_HASHED`), and the digests of the stored results the page reads (:mod:`mtllib.book.page_jobs`: a
+result computed again with other numbers stales its pages, the code that computed it does not). Executed copies are
 written atomically (a temporary file in ``book/``, then a rename), so a crash never leaves half a notebook.
 Each records its profile, parameters, date, git commit and run time in ``metadata["mtllib"]`` and shows them
 in a "Run record" box under its title.
@@ -34,10 +36,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from unittest import mock
 
 import yaml
 
-from mtllib.fingerprint import digest, imported_modules, source_digest
+from mtllib.fingerprint import digest, imported_modules, module_closure
+from mtllib.store.keys import code_version
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # mtllib/
 REPO_ROOT = PACKAGE_DIR.parent
@@ -56,7 +60,9 @@ class NotebookFailed(RunnerError):
 #: the parameter rules of every notebook (:mod:`mtllib.book.params`) decide *whether* a notebook runs with its
 #: parameters, never what it computes, so adding a chapter's rules leaves the other chapters fresh. That every
 #: profile still passes the rules is tested (``tests/book/test_params.py``), not read from staleness.
-NOT_HASHED = ("mtllib.book.params",)
+#: A page reads stored results through the job machinery (:mod:`mtllib.experiments.jobs` and the experiments it
+#: registers): their digests are in the hash instead of the code that computed them.
+NOT_HASHED = ("mtllib.book.params", "mtllib.experiments.jobs", "mtllib.experiments.registry")
 #: the file in ``notebooks/`` that names the pages made from another page's source notebook (:meth:`Project.pages`)
 PAGES_FILE = "pages.yml"
 
@@ -182,14 +188,37 @@ class Project:
             found |= imported_modules("\n".join(lines))
         return sorted(found)
 
-    def source_hash(self, name: str, parameters: dict) -> str:
-        """What determines an executed copy: the source notebook's cells, its parameters, and the source of
-        every ``mtllib`` module it imports, transitively (:func:`mtllib.fingerprint.source_digest`), except
-        those in :data:`NOT_HASHED`. A change to a module the notebook does not reach leaves it fresh."""
+    def hashed_files(self, name: str) -> list[Path]:
+        """The library files whose normalised source is in ``name``'s hash: the closure of the modules it
+        imports, less :data:`NOT_HASHED` (nor what only they reach)."""
+        modules = [m for m in self.library_modules(name) if m not in NOT_HASHED]
+        return module_closure(modules, self.library_dir, exclude=NOT_HASHED)
+
+    def results_read(self, name: str, parameters: dict, profile: str = "cpu") -> list:
+        """The digest of every stored result the page reads with ``parameters`` (``["not stored", key]`` for
+        one that is missing, stale or corrupt); empty for a page that declares no jobs."""
+        from mtllib.book import page_jobs
+        from mtllib.experiments import jobs
+        from mtllib.store.results import Store
+
+        source = self.source_name(name)
+        if source not in page_jobs.DECLARED:
+            return []
+        store, out = Store(profile=profile), []
+        for job in page_jobs.DECLARED[source]({**default_parameters(self.source(name)), **parameters}):
+            result = store.read(job.experiment, job.spec_id) if jobs.state(job, store) == "fresh" else None
+            out.append([job.name, result.digest if result is not None else ["not stored", job.key]])
+        return out
+
+    def source_hash(self, name: str, parameters: dict, profile: str = "cpu") -> str:
+        """What determines an executed copy: the source notebook's cells (markdown too: the page shows it),
+        its parameters, the normalised source of :meth:`hashed_files` and :meth:`results_read`. A change to a
+        module the notebook does not reach, or to a docstring or comment, leaves it fresh."""
         nb = json.loads(self.source(name).read_text())
         cells = [(c["cell_type"], "".join(c["source"]) if isinstance(c["source"], list) else c["source"]) for c in nb["cells"]]
         modules = [m for m in self.library_modules(name) if m not in NOT_HASHED]
-        return digest(cells, parameters, source_digest(modules, self.library_dir, exclude=NOT_HASHED))  # nor reached through another module
+        code = code_version(modules, exclude=NOT_HASHED, package_dir=self.library_dir)  # nor reached through another module
+        return digest("page/2", cells, parameters, code, self.results_read(name, parameters, profile))
 
     def state(self, name: str, profile: str) -> str:
         """``"missing"``, ``"stale"`` or ``"fresh"`` for the executed copy of ``name`` under ``profile``."""
@@ -200,7 +229,7 @@ class Project:
             stored = json.loads(path.read_text(encoding="utf-8"))["metadata"].get("mtllib", {}).get("source_hash")
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return "stale"
-        return "fresh" if stored == self.source_hash(name, self.profile(profile)[name]) else "stale"
+        return "fresh" if stored == self.source_hash(name, self.profile(profile)[name], profile) else "stale"
 
 
 def declared_parameters(path: Path) -> list[str]:
@@ -279,6 +308,7 @@ def run_notebook(project: Project, name: str, out: Path, parameters: dict, sourc
                                progress_bar=False, cwd=str(project.notebooks_dir))
 
 
+
 def execute(project: Project, name: str, profile: str) -> Path:
     """Execute one notebook with the profile's parameters into ``book/`` atomically; return the output path."""
     import nbformat
@@ -286,7 +316,7 @@ def execute(project: Project, name: str, profile: str) -> Path:
     import torch
 
     parameters = project.profile(profile)[name]
-    source_hash = project.source_hash(name, parameters)  # what is about to run, not what is there afterwards
+    source_hash = project.source_hash(name, parameters, profile)  # what is about to run, not what is there afterwards
     commit = git_commit(project.root)
     project.book_dir.mkdir(parents=True, exist_ok=True)
     for leftover in project.book_dir.glob(f".{name}.*.partial.ipynb"):  # from a run that was killed outright
@@ -297,7 +327,8 @@ def execute(project: Project, name: str, profile: str) -> Path:
     start = time.perf_counter()
     try:
         try:
-            run_notebook(project, name, tmp, parameters)
+            with mock.patch.dict(os.environ, {"MTLLIB_PROFILE": profile}):  # its kernel stores results under the profile
+                run_notebook(project, name, tmp, parameters)
         except papermill.PapermillExecutionError as err:
             cell = _source_cell(tmp, err.cell_index)
             kept = _keep_failed(project, tmp, name, profile)

@@ -122,14 +122,14 @@ def test_the_parameter_rules_stay_out_of_the_hash_when_reached_through_another_m
 
 
 def test_the_real_data_chapter_does_not_depend_on_training_code():
-    """Touching the IAT code leaves the data chapter fresh; touching the BBC loader makes it stale."""
-    from mtllib.fingerprint import module_closure
+    """Touching the IAT code leaves the data chapter fresh (its stored results' digests stand for the code that
+    computed them); touching the BBC loader makes it stale."""
 
     real = book.Project()
-    files = {p.relative_to(real.library_dir).as_posix() for p in module_closure(real.library_modules("01_offline_model_and_data"))}
-    assert "training/iat.py" not in files and "training/trainer.py" not in files
-    assert {"data/offline.py", "data/corpora.py", "data/assets.py"} <= files
-    chapter3 = {p.relative_to(real.library_dir).as_posix() for p in module_closure(real.library_modules("03_multitask_iap"))}
+    files = {p.relative_to(real.library_dir).as_posix() for p in real.hashed_files("01_offline_model_and_data")}
+    assert "training/iat.py" not in files and "training/trainer.py" not in files and "experiments/multitask.py" not in files
+    assert {"data/offline.py", "data/corpora.py", "data/assets.py", "book/surface_view.py"} <= files
+    chapter3 = {p.relative_to(real.library_dir).as_posix() for p in real.hashed_files("03_multitask_iap")}
     assert {"training/iat.py", "data/offline.py", "analysis/importance.py"} <= chapter3
 
 
@@ -371,3 +371,34 @@ def test_a_page_gets_its_own_labels_and_keeps_everything_else():
     book.relabel(nb, "07c_iat_glue_like", "07d_iat_glue_like_proportional")
     assert nb.cells[0].source == ":label: ex-07d-steps\n{ref}`x <fig-07d-gains>`; chapter 07c; ex-07cx-a"
     assert nb.cells[1].source == "label = 'ex-07c-steps'"  # code is what ran: untouched
+
+
+def test_a_docstring_or_comment_edit_leaves_the_copy_fresh_and_a_code_edit_does_not(project, tmp_path):
+    lib = _library(tmp_path)
+    project.library_dir = lib
+    _notebook(project.source("alpha"), "x = 1", USES_LIB)
+    before = project.source_hash("alpha", {})
+    (lib / "data" / "d.py").write_text('"""The data module, documented."""\n# D is one\nD = 1\n')
+    assert project.source_hash("alpha", {}) == before
+    (lib / "data" / "d.py").write_text('"""The data module, documented."""\nD = 1.0\n')
+    assert project.source_hash("alpha", {}) != before
+
+
+def test_a_page_s_hash_follows_the_stored_results_it_reads(project, tmp_path, monkeypatch):
+    import toy_jobs  # noqa: F401  (registers the toy experiments)
+
+    from mtllib.book import page_jobs
+    from mtllib.experiments import jobs
+    from mtllib.store.results import Store
+
+    monkeypatch.setenv("MTLLIB_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("MTLLIB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(page_jobs, "DECLARED", {"alpha": lambda p: [jobs.Job("toy", value=p["x"])]})
+    missing = project.source_hash("alpha", {"x": 3})
+    store = Store(profile="cpu")
+    job = jobs.Job("toy", value=3)
+    jobs.get(job, store, progress=False)
+    stored = project.source_hash("alpha", {"x": 3})
+    assert stored != missing and project.source_hash("beta", {}) == project.source_hash("beta", {})
+    store.write(job.experiment, job.spec_id, store.record(job.experiment, job.spec_id), {"numbers": jobs.pd.DataFrame({"x": [0]})}, {})
+    assert project.source_hash("alpha", {"x": 3}) not in (stored, missing)  # same key, other numbers: stale
