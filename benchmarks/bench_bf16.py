@@ -7,13 +7,15 @@ noise (the 95% bootstrap half-width of the fp32 score).
 
     .venv/bin/python benchmarks/bench_bf16.py [--examples 320] [--force]
 
-Without native bf16 it prints so and stops; ``--force`` runs the comparison anyway, but both arms then run in
+It writes ``benchmarks/results/bf16_cpu.json`` (figures, verdict, machine, threads, commit). Without native bf16
+it prints so and stops; ``--force`` runs the comparison anyway, but both arms then run in
 fp32 (the library never emulates bf16 on a CPU), which only checks the script itself.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -27,6 +29,8 @@ from mtllib.data import metrics as metric_fns
 from mtllib.data.features import collate, load_tokenizer, prepare
 from mtllib.modeling.multitask import MultiTaskModel
 from mtllib.runtime import autocast, cpu_flags, native_cpu_bf16, quiet_notebook, seed_everything
+from mtllib.store import records
+from mtllib.store.results import REPO_ROOT
 from mtllib.training.trainer import TrainConfig, batch_indices, predict, train
 
 TASK = "bbc-topic"
@@ -90,6 +94,13 @@ def main(argv=None) -> int:
           f"(difference {s16 - s32:+.2f}, fp32 95% CI half-width {half:.2f}); importance Spearman {rho:.3f}")
     passed = native and speed["bf16"] > max(speed["fp32"], speed["fp32 again"]) and rho >= 0.95 and abs(s16 - s32) <= half
     print(f"verdict: {'PASS' if passed else 'FAIL'}")
+    summary = {"benchmark": "bf16", "task": TASK, "train_examples": args.examples, "training_steps_per_s": speed,
+               "training_speedup": speed["bf16"] / np.mean([speed["fp32"], speed["fp32 again"]]),
+               "evaluation_seconds": {"fp32": t32, "bf16": t16}, "evaluation_speedup": t32 / t16,
+               "test_accuracy": {"fp32": s32, "bf16": s16}, "fp32_ci_half_width": half, "importance_spearman": float(rho),
+               "native_bf16": native, "verdict": "PASS" if passed else "FAIL",
+               "machine": records.machine("cpu"), "commit": records.commit(REPO_ROOT), "written_at": records.now()}
+    (REPO_ROOT / "benchmarks" / "results" / "bf16_cpu.json").write_text(json.dumps(summary, indent=1, default=float) + "\n")
     return 0
 
 
