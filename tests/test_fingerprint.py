@@ -53,12 +53,9 @@ def test_digest_reads_dataclasses_nested_values_and_other_objects_as_text():
 
 
 def _lib(tmp_path, files: dict) -> "Path":
-    lib = tmp_path / "lib"
-    for name, text in files.items():
-        path = lib / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return lib
+    from tiny import write_files
+
+    return write_files(tmp_path / "lib", files)
 
 
 def test_module_file_finds_modules_and_packages_of_the_library_only(tmp_path):

@@ -170,3 +170,15 @@ class PreparedSizes:
 
     def __init__(self, train: int, validation: int = 3, test: int = 3):
         self.features = {"train": [0] * train, "validation": [0] * validation, "test": [0] * test}
+
+
+def write_files(root, files: dict):
+    """``files`` (``{relative path: text}``) written under ``root`` (a throw-away package, say); returns ``root``."""
+    from pathlib import Path
+
+    root = Path(root)
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root

@@ -47,12 +47,9 @@ def test_a_string_that_is_a_value_is_code():
 
 
 def _package(root, files: dict):
-    pkg = root / "mtllib"
-    for name, text in files.items():
-        path = pkg / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return pkg
+    from tiny import write_files
+
+    return write_files(root / "mtllib", files)
 
 
 def test_code_version_follows_imports_and_ignores_docstrings(tmp_path):
