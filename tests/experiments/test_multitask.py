@@ -1,5 +1,6 @@
 """The multi-task experiment as a job: what it stores, that a seed reaches training, bad specs refused."""
 
+import numpy as np
 import pytest
 
 from mtllib import checks
@@ -70,3 +71,31 @@ def test_surface_baselines_as_a_job(tmp_path):
         jobs.Job("surface-baselines", task="rte-ish")
     with pytest.raises(checks.BadInput, match="max_train must be an integer"):
         jobs.Job("surface-baselines", max_train=2.5)
+
+
+def test_the_iap_analysis_reads_its_model_s_weights_and_fills_table_3(stored, tmp_path):
+    from mtllib.analysis.dissociation import dissociation
+    from mtllib.analysis.importance import num_pruned
+
+    store, results = stored
+    job = jobs.Job("iap", model=jobs.Job("multitask", seed=0, **SMALL).spec, alpha=0.25, n_random=2, importance_batches=1)
+    assert job.needs()["model"].key == results[0].key
+    result = jobs.get(job, store, progress=False)
+    assert result.record["inputs"]["model"]["digest"] == results[0].digest
+    perf = result.tables["perf"].pivot(index="pruned", columns="evaluated", values="score")
+    assert set(perf.index) == {*SMALL["tasks"], "Random", "Base"} and set(perf.columns) == set(SMALL["tasks"])
+    base = results[0].tables["scores"].query("split == 'test'").set_index("task").score
+    assert perf.loc["Base"].to_dict() == pytest.approx(base.to_dict())  # the unpruned model is the trained one
+    masks = result.tables["masks"]
+    heads = len(masks) // 2
+    assert heads == 72 and masks.groupby("task").pruned.sum().tolist() == [num_pruned(0.25, heads)] * 2  # 6 x 12 heads
+    assert np.isfinite(dissociation(perf.loc[SMALL["tasks"]], perf.loc["Base"])).all()
+
+
+def test_an_iap_spec_is_checked_before_any_work():
+    with pytest.raises(checks.BadInput, match="at least two"):
+        jobs.Job("iap", model={**SMALL, "tasks": ["bbc-topic"]})
+    with pytest.raises(checks.BadInput, match="alpha must be"):
+        jobs.Job("iap", model=SMALL, alpha=1.5)
+    with pytest.raises(checks.BadInput, match="unknown task"):
+        jobs.Job("iap", model={**SMALL, "tasks": ["bbc-topic", "nope"]})
