@@ -151,7 +151,8 @@ class Job:
 
     def minutes(self) -> float | None:
         exp = self.definition
-        return float(exp.minutes(self.spec)) if exp.minutes is not None else None
+        value = exp.minutes(self.spec) if exp.minutes is not None else None
+        return None if value is None else float(value)
 
     def __eq__(self, other):
         return isinstance(other, Job) and (self.experiment, self.spec) == (other.experiment, other.spec)

@@ -99,3 +99,11 @@ def test_an_iap_spec_is_checked_before_any_work():
         jobs.Job("iap", model=SMALL, alpha=1.5)
     with pytest.raises(checks.BadInput, match="unknown task"):
         jobs.Job("iap", model={**SMALL, "tasks": ["bbc-topic", "nope"]})
+
+
+def test_a_plan_says_when_a_cost_is_unknown(tmp_path):
+    full = jobs.Job("multitask", tasks=["bbc-topic"], max_train=None)
+    sized = jobs.Job("multitask", tasks=["bbc-topic"], max_train=350, epochs=2, max_length=64)
+    steps = jobs.plan([full, sized], Store(tmp_path, "cpu"))
+    assert steps[0].minutes is None and steps[1].minutes == pytest.approx(350 * 2 / 35.0 / 60)
+    assert "plus 1 of unknown cost" in jobs.describe(steps)
