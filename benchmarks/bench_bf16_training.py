@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from mtllib.data.tasks import get_task
 from mtllib.experiments import jobs
 from mtllib.runtime import native_cpu_bf16
 from mtllib.store import records
@@ -59,9 +60,12 @@ def main(argv=None) -> int:
         p32, p16 = fp.tables["predictions"], bf.tables["predictions"]
         for task in params["tasks"]:
             sel = lambda p: p[(p.task == task) & (p.split == "test")].prediction.to_numpy()  # noqa: E731
+            a, b = sel(p32), sel(p16)
+            regression = get_task(task).kind == "regression"  # no two float predictions are equal: their correlation instead
             rows.append({"seed": seed, "task": task, "fp32_validation": scores(fp, "validation")[task], "bf16_validation": scores(bf, "validation")[task],
                          "fp32_test": scores(fp, "test")[task], "bf16_test": scores(bf, "test")[task],
-                         "test_predictions_agree": float(np.mean(sel(p32) == sel(p16)))})
+                         "test_predictions_agree" if not regression else "test_predictions_pearson":
+                             float(np.mean(a == b)) if not regression else float(np.corrcoef(a.astype(float), b.astype(float))[0, 1])})
             paired.append(abs(rows[-1]["bf16_test"] - rows[-1]["fp32_test"]))
     for a, b in zip(args.seeds, args.seeds[1:]):
         across += list((scores(results[(a, False)], "test") - scores(results[(b, False)], "test")).abs())
