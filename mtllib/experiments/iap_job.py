@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from mtllib import checks
-from mtllib.experiments import jobs
+from mtllib.experiments import costs, jobs
 
 DEFAULTS = {"model": {}, "alpha": 0.3, "n_random": 3, "importance_batches": 20}
 
@@ -75,5 +75,5 @@ def compute(spec: dict, inputs: dict, context: jobs.Context) -> jobs.Output:
 
 EXPERIMENT = jobs.register(jobs.Experiment(
     name="iap", compute=compute, defaults=DEFAULTS, check=check, needs=lambda spec: {"model": _model_job(spec)},
-    minutes=lambda spec: 2.0, code=("mtllib.experiments.iap_job",), exclude=("mtllib.experiments.jobs",),
+    minutes=costs.iap_minutes, code=("mtllib.experiments.iap_job",), exclude=("mtllib.experiments.jobs", "mtllib.experiments.costs"),
 ))

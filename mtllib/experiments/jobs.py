@@ -59,7 +59,9 @@ class Experiment:
     ``code``: the modules whose source decides its numbers (their imports are followed, ``exclude`` cut off);
     ``check(spec)``: raises :class:`mtllib.checks.BadInput` for a bad spec; ``needs(spec)``: the jobs it reads,
     ``{name: Job}``; ``minutes(spec)``: its estimated cold cost on 2 CPU cores; ``work(spec)``: a measure of its
-    size (e.g. training tokens) by which plans scale the run times of stored results of the same experiment."""
+    size (e.g. training tokens) by which plans scale the run times of stored results of the same experiment.
+    Keep ``minutes`` and ``work`` in :mod:`mtllib.experiments.costs` and that module in ``exclude``: an estimate
+    decides no number, and editing it must stale no result."""
 
     name: str
     compute: Callable

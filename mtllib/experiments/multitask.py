@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from mtllib import checks
-from mtllib.experiments import jobs
+from mtllib.experiments import costs, jobs
 
 #: every parameter of the spec and its default; the training fields are :class:`~mtllib.training.trainer.TrainConfig`'s
 DEFAULTS = {
@@ -26,9 +26,6 @@ DEFAULTS = {
 }
 TRAIN_FIELDS = ("epochs", "batch_size", "lr", "weight_decay", "warmup", "sampler", "temperature", "keep_best", "cpu_bf16", "seed")
 SPLITS = ("validation", "test")
-#: training examples per second on 2 CPU cores (all-MiniLM-L6-v2, batch 32, up to 128 tokens, fp32), for plans
-#: that have no stored run of this experiment to scale from
-EXAMPLES_PER_SECOND = 35.0
 
 
 def train_config(spec: dict, device: str = "cpu"):
@@ -59,23 +56,6 @@ def check(spec: dict) -> None:
     checks.integer("max_length", spec["max_length"], 8)
     checks.integer("split_seed", spec["split_seed"], 0)
     train_config(spec)
-
-
-def work(spec: dict) -> float:
-    """Training examples times epochs times tokens per example: what a plan scales stored run times by."""
-    from mtllib.data.features import per_task
-
-    sizes = [per_task(spec["max_train"], t) for t in spec["tasks"]]
-    if any(s is None for s in sizes):
-        raise ValueError("a task at its full size: its number of examples is not known before it is loaded")
-    return float(sum(sizes) * spec["epochs"] * spec["max_length"])
-
-
-def minutes(spec: dict) -> float | None:
-    try:
-        return work(spec) / spec["max_length"] / EXAMPLES_PER_SECOND / 60
-    except ValueError:
-        return None
 
 
 def _column(values) -> list:
@@ -131,8 +111,8 @@ def compute(spec: dict, inputs: dict, context: jobs.Context) -> jobs.Output:
 
 
 EXPERIMENT = jobs.register(jobs.Experiment(
-    name="multitask", compute=compute, defaults=DEFAULTS, check=check, minutes=minutes, work=work,
+    name="multitask", compute=compute, defaults=DEFAULTS, check=check, minutes=costs.multitask_minutes, work=costs.multitask_work,
     code=("mtllib.experiments.multitask",),
-    # the job machinery decides no number
-    exclude=("mtllib.experiments.jobs",),
+    # the job machinery and the cost estimates decide no number
+    exclude=("mtllib.experiments.jobs", "mtllib.experiments.costs"),
 ))

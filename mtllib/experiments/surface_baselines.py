@@ -4,7 +4,7 @@ models of a chapter get (same split seed and sizes), scored on its validation an
 from __future__ import annotations
 
 from mtllib import checks
-from mtllib.experiments import jobs
+from mtllib.experiments import costs, jobs
 
 DEFAULTS = {"task": "bbc-topic", "split_seed": 0, "max_train": None, "max_eval": None}
 
@@ -32,6 +32,6 @@ def compute(spec: dict, inputs: dict, context: jobs.Context) -> jobs.Output:
 
 
 EXPERIMENT = jobs.register(jobs.Experiment(
-    name="surface-baselines", compute=compute, defaults=DEFAULTS, check=check, minutes=lambda spec: 0.2,
-    code=("mtllib.experiments.surface_baselines",), exclude=("mtllib.experiments.jobs",),
+    name="surface-baselines", compute=compute, defaults=DEFAULTS, check=check, minutes=costs.surface_minutes,
+    code=("mtllib.experiments.surface_baselines",), exclude=("mtllib.experiments.jobs", "mtllib.experiments.costs"),
 ))

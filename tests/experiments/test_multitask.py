@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mtllib import checks
-from mtllib.experiments import jobs
+from mtllib.experiments import costs, jobs
 from mtllib.store.results import Store
 
 SMALL = dict(tasks=["bbc-topic", "tweet-sentiment"], max_train=16, max_eval=8, epochs=1, batch_size=8, max_length=32)
@@ -105,5 +105,16 @@ def test_a_plan_says_when_a_cost_is_unknown(tmp_path):
     full = jobs.Job("multitask", tasks=["bbc-topic"], max_train=None)
     sized = jobs.Job("multitask", tasks=["bbc-topic"], max_train=350, epochs=2, max_length=64)
     steps = jobs.plan([full, sized], Store(tmp_path, "cpu"))
-    assert steps[0].minutes is None and steps[1].minutes == pytest.approx(350 * 2 / 35.0 / 60)
+    assert steps[0].minutes is None and steps[1].minutes == pytest.approx(350 * 2 / costs.EXAMPLES_PER_SECOND / 60)
     assert "plus 1 of unknown cost" in jobs.describe(steps)
+
+
+@pytest.mark.parametrize("name", ["multitask", "surface-baselines", "iap"])
+def test_cost_estimates_and_the_job_machinery_are_outside_every_key(name):
+    from mtllib.fingerprint import PACKAGE_DIR, module_closure
+
+    exp = jobs.experiment(name)
+    files = {p.relative_to(PACKAGE_DIR).as_posix() for p in module_closure(exp.code, exclude=exp.exclude)}
+    assert "experiments/costs.py" not in files and "experiments/jobs.py" not in files and "store/results.py" not in files
+    if name == "multitask":
+        assert {"experiments/multitask.py", "training/trainer.py", "modeling/multitask.py", "data/offline.py"} <= files
